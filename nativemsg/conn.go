@@ -1,0 +1,71 @@
+package nativemsg
+
+import (
+	"io"
+	"net"
+	"sync"
+)
+
+// ConnOptions configures a Conn. The zero value is the default.
+type ConnOptions struct {
+	// ReadLimit is the largest frame read, in bytes. Zero means
+	// DefaultReadLimit (what a host accepts from the browser).
+	ReadLimit int
+	// WriteLimit is the largest frame written, in bytes. Zero means
+	// DefaultWriteLimit (what the browser accepts from a host).
+	WriteLimit int
+}
+
+// Conn is one native messaging connection: a Reader of incoming frames and
+// a Writer of outgoing ones, with Close for the underlying streams. Its
+// reading methods are for one goroutine at a time; its writing methods are
+// safe for concurrent use, and so is Close.
+//
+// As with bufio.ReadWriter, the embedded types' Limit methods are not
+// promoted: use c.Reader.Limit() and c.Writer.Limit().
+type Conn struct {
+	*Reader
+	*Writer
+
+	closer    io.Closer
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewConn returns a Conn reading frames from r and writing them to w.
+// Close closes c (when not nil). opts may be nil.
+func NewConn(r io.Reader, w io.Writer, c io.Closer, opts *ConnOptions) *Conn {
+	var o ConnOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &Conn{
+		Reader: NewReader(r, &ReaderOptions{MaxFrameSize: o.ReadLimit}),
+		Writer: NewWriter(w, &WriterOptions{MaxFrameSize: o.WriteLimit}),
+		closer: c,
+	}
+}
+
+// Close closes the underlying streams. It is idempotent: later calls
+// return the first call's result.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		if c.closer != nil {
+			c.closeErr = c.closer.Close()
+		}
+	})
+	return c.closeErr
+}
+
+// Pipe returns the two ends of an in-memory native messaging connection,
+// for tests of hosts and of extension stand-ins. Each end's limits are those
+// of its side of a real connection: host reads up to 64 MiB and writes up
+// to 1 MiB; browser reads up to 1 MiB and writes up to 64 MiB. Like
+// net.Pipe, a write blocks until the other end reads it. Closing either end
+// makes reads at the other end return io.EOF.
+func Pipe() (host, browser *Conn) {
+	h, b := net.Pipe()
+	host = NewConn(h, h, h, nil)
+	browser = NewConn(b, b, b, &ConnOptions{ReadLimit: DefaultWriteLimit, WriteLimit: DefaultReadLimit})
+	return host, browser
+}

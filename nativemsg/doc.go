@@ -1,0 +1,62 @@
+// Package nativemsg implements Chrome's native messaging: the framing both
+// sides of a native messaging port speak, a native host's standard streams,
+// its launch arguments, and the host manifests that make a host known to a
+// browser.
+//
+// # Framing
+//
+// Each message is a frame: its length as a uint32 in little-endian byte
+// order, then that many bytes of UTF-8 JSON. There is no delimiter and no
+// version field.
+//
+//	conn, err := nativemsg.OpenStdio(nil) // in a host's main
+//	if err != nil { ... }
+//	var msg map[string]any
+//	for {
+//		if err := conn.Decode(&msg); err != nil {
+//			break // io.EOF: the extension disconnected
+//		}
+//		conn.Encode(map[string]any{"kind": "pong"})
+//	}
+//
+// # Limits
+//
+// Chrome sends at most 64 MiB to a host and accepts at most 1 MiB
+// (1,048,576 bytes) from one: it closes the port, and the extension loses
+// every pending request, on a frame one byte longer. A Reader refuses frames
+// over its limit (DefaultReadLimit, 64 MiB) before allocating anything, so a
+// bogus 4 GiB header costs nothing; a Writer refuses frames over its limit
+// (DefaultWriteLimit, 1 MiB) and writes nothing, so the caller can answer
+// with an error instead of losing the port. Both limits are configurable.
+// Errors never contain message bytes.
+//
+// # Hosts
+//
+// A browser starts a host with its own standard streams as the port.
+// Anything else written to standard output corrupts the stream, so
+// OpenStdio moves the real standard output aside for frames and sends
+// everything else written to standard output to standard error.
+// ParseLaunchArgs reads the caller's identity from the command line.
+//
+// HostManifest, ManifestLocation, Install and Uninstall write and remove the
+// manifest for Chrome, Chromium, Edge, Brave and Firefox, for the user or the
+// whole system, on Linux and macOS, or into an explicit --user-data-dir
+// (which needs no writes to the home directory, handy in tests). On Windows
+// the browser finds manifests through the registry; this package writes the
+// file and returns a *RegistryError naming the value to set.
+//
+// # Concurrency
+//
+// A Writer (and so a Conn's writing methods) is safe for concurrent use:
+// each frame goes to the underlying writer in one Write, under a lock. A
+// Reader is for one goroutine. Conn.Close is idempotent and safe to call
+// from any goroutine.
+//
+// # Security
+//
+// allowed_origins is the only thing standing between a host and any
+// extension in the browser: Validate accepts only exact
+// "chrome-extension://<id>/" origins, never wildcards. Install writes
+// manifests atomically (a temporary file renamed into place) and Uninstall
+// removes only the manifest file it is given.
+package nativemsg

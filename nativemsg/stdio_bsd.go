@@ -1,0 +1,7 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package nativemsg
+
+import "syscall"
+
+func dup2(oldfd, newfd int) error { return syscall.Dup2(oldfd, newfd) }
