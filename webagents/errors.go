@@ -10,24 +10,24 @@ import (
 // Error codes of the WebAgents response envelope. A handler may declare any
 // other code (for example "unauthorized" or "not_found") in its *Error.
 const (
-	CodeInvalidRequest       = "invalid_request"         // 400
-	CodeUnsupportedVersion   = "unsupported_version"     // 400
-	CodeTooManyOperations    = "too_many_operations"     // 400
-	CodeUnknownAction        = "unknown_action"          // 400
-	CodeInvalidInput         = "invalid_input"           // 400: schema failure
-	CodeInvalidGraph         = "invalid_graph"           // 400: unknown id, self-dependency, cycle
-	CodeReferencesDisabled   = "references_disabled"     // 400
-	CodeUnresolvedReference  = "unresolved_reference"    // 400
-	CodePayloadTooLarge      = "payload_too_large"       // 413
-	CodeUnsupportedMediaType = "unsupported_media_type"  // 415
-	CodeMethodNotAllowed     = "method_not_allowed"      // 405
-	CodeForbiddenOrigin      = "forbidden_origin"        // 403
-	CodeRateLimited          = "rate_limited"            // 429
-	CodeTimeout              = "timeout"                 // 504
-	CodeInternal             = "internal"                // 500
-	CodeResultTooLarge       = "result_too_large"        // 500
-	CodeUnauthorized         = "unauthorized"            // 401
-	CodeIdempotencyKeyReused = "idempotency_key_reused"  // 422
+	CodeInvalidRequest        = "invalid_request"         // 400
+	CodeUnsupportedVersion    = "unsupported_version"     // 400
+	CodeTooManyOperations     = "too_many_operations"     // 400
+	CodeUnknownAction         = "unknown_action"          // 400
+	CodeInvalidInput          = "invalid_input"           // 400: schema failure
+	CodeInvalidGraph          = "invalid_graph"           // 400: unknown id, self-dependency, cycle
+	CodeReferencesDisabled    = "references_disabled"     // 400
+	CodeUnresolvedReference   = "unresolved_reference"    // 400
+	CodePayloadTooLarge       = "payload_too_large"       // 413
+	CodeUnsupportedMediaType  = "unsupported_media_type"  // 415
+	CodeMethodNotAllowed      = "method_not_allowed"      // 405
+	CodeForbiddenOrigin       = "forbidden_origin"        // 403
+	CodeRateLimited           = "rate_limited"            // 429
+	CodeTimeout               = "timeout"                 // 504
+	CodeInternal              = "internal"                // 500
+	CodeResultTooLarge        = "result_too_large"        // 500
+	CodeUnauthorized          = "unauthorized"            // 401
+	CodeIdempotencyKeyReused  = "idempotency_key_reused"  // 422
 	CodeIdempotencyInProgress = "idempotency_in_progress" // 409
 )
 
@@ -85,24 +85,24 @@ func (e *Error) HTTPStatus() int {
 }
 
 var codeStatus = map[string]int{
-	CodeInvalidRequest:       400,
-	CodeUnsupportedVersion:   400,
-	CodeTooManyOperations:    400,
-	CodeUnknownAction:        400,
-	CodeInvalidInput:         400,
-	CodeInvalidGraph:         400,
-	CodeReferencesDisabled:   400,
-	CodeUnresolvedReference:  400,
-	CodePayloadTooLarge:      413,
-	CodeUnsupportedMediaType: 415,
-	CodeMethodNotAllowed:     405,
-	CodeForbiddenOrigin:      403,
-	CodeRateLimited:          429,
-	CodeTimeout:              504,
-	CodeInternal:             500,
-	CodeResultTooLarge:       500,
-	CodeUnauthorized:         401,
-	CodeIdempotencyKeyReused: 422,
+	CodeInvalidRequest:        400,
+	CodeUnsupportedVersion:    400,
+	CodeTooManyOperations:     400,
+	CodeUnknownAction:         400,
+	CodeInvalidInput:          400,
+	CodeInvalidGraph:          400,
+	CodeReferencesDisabled:    400,
+	CodeUnresolvedReference:   400,
+	CodePayloadTooLarge:       413,
+	CodeUnsupportedMediaType:  415,
+	CodeMethodNotAllowed:      405,
+	CodeForbiddenOrigin:       403,
+	CodeRateLimited:           429,
+	CodeTimeout:               504,
+	CodeInternal:              500,
+	CodeResultTooLarge:        500,
+	CodeUnauthorized:          401,
+	CodeIdempotencyKeyReused:  422,
 	CodeIdempotencyInProgress: 409,
 }
 

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
 // ActionRequest is what an action handler receives for one operation.
@@ -395,4 +397,14 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// Decode decodes the input into v, refusing duplicate and case-variant keys
+// (which a schema validator and encoding/json would read differently). It
+// returns a 400 invalid_input *Error.
+func (r *ActionRequest) Decode(v any) error {
+	if err := strictjson.Unmarshal(r.Input, v); err != nil {
+		return &Error{Status: 400, Code: CodeInvalidInput, Message: "The input does not have the expected shape."}
+	}
+	return nil
 }

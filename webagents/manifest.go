@@ -116,32 +116,40 @@ func ParseDocument(doc []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
+	raw, warnings, err := extractManifest(doc, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(raw, opts, warnings)
+}
+
+// extractManifest returns the manifest JSON of a discovery document.
+func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, err error) {
 	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
-		return nil, ErrDocumentTooLarge
+		return nil, nil, ErrDocumentTooLarge
 	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return parseManifest(trimmed, opts, nil)
+		return trimmed, nil, nil
 	}
 	blocks, unterminated := fencedBlocks(doc)
-	var warnings []Problem
 	switch {
 	case len(blocks) == 0 && unterminated:
-		return nil, &ValidationError{Problems: []Problem{{Path: "document", Message: "webagents fenced block is not closed"}}}
+		return nil, nil, &ValidationError{Problems: []Problem{{Path: "document", Message: "webagents fenced block is not closed"}}}
 	case len(blocks) == 0:
-		return nil, ErrNoManifest
+		return nil, nil, ErrNoManifest
 	case len(blocks) > 1 || unterminated:
 		n := len(blocks)
 		if unterminated {
 			n++
 		}
 		msg := fmt.Sprintf("document holds %d webagents fenced blocks; exactly one is allowed", n)
-		if opts.Strict {
-			return nil, &ValidationError{Problems: []Problem{{Path: "document", Message: msg}}}
+		if strict {
+			return nil, nil, &ValidationError{Problems: []Problem{{Path: "document", Message: msg}}}
 		}
 		warnings = append(warnings, Problem{Path: "document", Message: msg + "; the first is used"})
 	}
-	return parseManifest(blocks[0], opts, warnings)
+	return blocks[0], warnings, nil
 }
 
 // ParseManifest parses and validates a manifest given as JSON. Duplicate and
@@ -213,9 +221,9 @@ type validator struct {
 	warnings []Problem
 }
 
-func (v *validator) problem(path, msg string)  { v.problems = append(v.problems, Problem{path, msg}) }
-func (v *validator) warning(path, msg string)  { v.warnings = append(v.warnings, Problem{path, msg}) }
-func (v *validator) addProblem(p Problem)      { v.problems = append(v.problems, p) }
+func (v *validator) problem(path, msg string) { v.problems = append(v.problems, Problem{path, msg}) }
+func (v *validator) warning(path, msg string) { v.warnings = append(v.warnings, Problem{path, msg}) }
+func (v *validator) addProblem(p Problem)     { v.problems = append(v.problems, p) }
 func (v *validator) schemaProblems(ve *jsonschema.ValidationError) {
 	if len(ve.Causes) == 0 {
 		v.addProblem(Problem{Path: pointerToPath(ve.InstanceLocation), Message: ve.Message})
@@ -234,6 +242,10 @@ func pointerToPath(ptr string) string {
 		return b.String()
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		// jsonschema percent-encodes instance locations.
+		if u, err := url.PathUnescape(seg); err == nil {
+			seg = u
+		}
 		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 		appendPathSegment(&b, seg)
 	}
