@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"net/url"
 	"os"
 	"testing"
 
@@ -37,4 +38,11 @@ func manifestWith(t testing.TB, workflow, actions string) *Manifest {
 	m, err := ParseManifest([]byte(doc), nil)
 	require.NoError(t, err)
 	return m
+}
+
+func mustParseURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	require.NoError(t, err)
+	return u
 }
