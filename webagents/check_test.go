@@ -12,24 +12,27 @@ import (
 
 // noPostServer wraps h and fails the test on any POST, proving the checker
 // never runs an action.
-func noPostServer(t *testing.T, h http.Handler) *httptest.Server {
+func noPostServer(t *testing.T, build func(origin string) http.Handler) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(nil)
+	h := build("http://" + srv.Listener.Addr().String())
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			t.Errorf("checker sent %s %s", r.Method, r.URL.Path)
 			w.WriteHeader(http.StatusTeapot)
 			return
 		}
 		h.ServeHTTP(w, r)
-	}))
+	})
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
 }
 
 func TestCheckGoodSite(t *testing.T) {
-	var site *testSite
-	guarded := noPostServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { site.h.ServeHTTP(w, r) }))
-	site = newTestSite(t, &HandlerOptions{Origin: guarded.URL})
+	guarded := noPostServer(t, func(origin string) http.Handler {
+		return newTestSite(t, &HandlerOptions{Origin: origin}).h
+	})
 	var c Client
 	rep, err := c.Check(t.Context(), guarded.URL+"/products/kbd-75")
 	require.NoError(t, err)

@@ -165,15 +165,15 @@ func siteServer(t *testing.T) (*httptest.Server, *testSite, *atomic.Int32) {
 	var posts atomic.Int32
 	var s *testSite
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	s = newTestSite(t, &HandlerOptions{Origin: srv.URL})
+	s = newTestSite(t, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			posts.Add(1)
 		}
 		s.h.ServeHTTP(w, r)
 	})
+	srv.Start()
+	t.Cleanup(srv.Close)
 	return srv, s, &posts
 }
 
@@ -245,12 +245,12 @@ func TestClientRunIrreversibleConsent(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Start()
-	defer srv.Close()
-	h, err := NewHandler(HandlerOptions{Origin: srv.URL, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
 		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}})
 	require.NoError(t, err)
 	srv.Config.Handler = h
+	srv.Start()
+	defer srv.Close()
 	var c Client
 	op := []Operation{{ID: "o", Action: "order.place"}}
 	_, err = c.Run(t.Context(), srv.URL+"/", op, &RunOptions{AllowWrites: true})

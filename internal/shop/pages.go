@@ -97,7 +97,7 @@ func (s *Shop) newView(sess *session, title string) view {
 
 func (s *Shop) render(w http.ResponseWriter, r *http.Request, status int, t *template.Template, v view) {
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, v); err != nil {
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		if s.logger != nil {
 			s.logger.ErrorContext(r.Context(), "shop: render", slog.String("error", err.Error()))
 		}
