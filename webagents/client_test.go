@@ -88,7 +88,7 @@ func TestDiscover(t *testing.T) {
 				http.Redirect(w, r, evil.URL+WellKnownPath, http.StatusFound)
 			}}, DiscoveryUnsafe, ErrUnsafeRedirect, MarkdownPath, 0},
 		{"same-origin redirect followed", map[string]func(http.ResponseWriter, *http.Request){
-			MarkdownPath: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/docs/agents.md", http.StatusFound) },
+			MarkdownPath:      func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/docs/agents.md", http.StatusFound) },
 			"/docs/agents.md": serve("text/markdown", md)}, DiscoveryFound, nil, MarkdownPath, 3},
 		{"redirect loop", map[string]func(http.ResponseWriter, *http.Request){
 			MarkdownPath: func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, MarkdownPath, http.StatusFound) }},
@@ -283,7 +283,9 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		name string
 		h    func(http.ResponseWriter, *http.Request)
 	}{
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect) }},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		}},
 		{"html", serve("text/html", "<p>hi</p>")},
 		{"not an envelope", serve("application/json", `{"ok":true}`)},
 		{"duplicate keys", serve("application/json", `{"ok":false,"ok":true,"protocol":"webagents/0.1"}`)},

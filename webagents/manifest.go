@@ -184,6 +184,8 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 	}
 	m := v.build(tree, opts)
 	if len(v.problems) > 0 {
+		// The schema validator's order is not stable; report by path.
+		slices.SortStableFunc(v.problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 		return nil, &ValidationError{Problems: v.problems}
 	}
 	m.Warnings = v.warnings
