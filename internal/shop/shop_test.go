@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -369,4 +370,18 @@ func TestNewRefusesBadOrigin(t *testing.T) {
 func TestAgentContextWithoutSession(t *testing.T) {
 	_, err := sessionFrom(context.Background())
 	assert.Error(t, err)
+}
+
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, Options{PBKDF2Iterations: 1000}) }()
+	var c webagents.Client
+	rep, err := c.Check(t.Context(), "http://"+ln.Addr().String()+"/products/kbd-75")
+	require.NoError(t, err)
+	assert.True(t, rep.Valid, "%v", rep.Problems)
+	cancel()
+	assert.NoError(t, <-done)
 }
