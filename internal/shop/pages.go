@@ -242,43 +242,42 @@ func (s *Shop) renderCart(w http.ResponseWriter, r *http.Request, sess *session,
 }
 
 func (s *Shop) cartAdd(w http.ResponseWriter, r *http.Request, sess *session) {
-	uid, ok := s.requireUser(w, r, sess)
-	if !ok {
-		return
-	}
-	qty, err := strconv.Atoi(r.PostForm.Get("quantity"))
-	if err != nil {
-		qty = 1
-	}
-	if _, err := s.store.CartAdd(uid, r.PostForm.Get("productId"), qty); err != nil {
-		s.renderCart(w, r, sess, statusFor(err), messageFor(err))
-		return
-	}
-	http.Redirect(w, r, "/cart", http.StatusSeeOther)
+	s.cartForm(w, r, sess, "/cart", func(uid string) error {
+		qty, err := strconv.Atoi(r.PostForm.Get("quantity"))
+		if err != nil {
+			qty = 1
+		}
+		_, err = s.store.CartAdd(uid, r.PostForm.Get("productId"), qty)
+		return err
+	})
 }
 
 func (s *Shop) cartRemove(w http.ResponseWriter, r *http.Request, sess *session) {
-	uid, ok := s.requireUser(w, r, sess)
-	if !ok {
-		return
-	}
-	if _, err := s.store.CartRemove(uid, r.PostForm.Get("productId")); err != nil {
-		s.renderCart(w, r, sess, statusFor(err), messageFor(err))
-		return
-	}
-	http.Redirect(w, r, "/cart", http.StatusSeeOther)
+	s.cartForm(w, r, sess, "/cart", func(uid string) error {
+		_, err := s.store.CartRemove(uid, r.PostForm.Get("productId"))
+		return err
+	})
 }
 
 func (s *Shop) placeOrder(w http.ResponseWriter, r *http.Request, sess *session) {
+	s.cartForm(w, r, sess, "/orders", func(uid string) error {
+		_, err := s.store.PlaceOrder(uid)
+		return err
+	})
+}
+
+// cartForm runs a signed-in cart operation and redirects on success, or
+// shows the cart with the error.
+func (s *Shop) cartForm(w http.ResponseWriter, r *http.Request, sess *session, next string, op func(uid string) error) {
 	uid, ok := s.requireUser(w, r, sess)
 	if !ok {
 		return
 	}
-	if _, err := s.store.PlaceOrder(uid); err != nil {
+	if err := op(uid); err != nil {
 		s.renderCart(w, r, sess, statusFor(err), messageFor(err))
 		return
 	}
-	http.Redirect(w, r, "/orders", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (s *Shop) orders(w http.ResponseWriter, r *http.Request) {
