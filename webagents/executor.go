@@ -87,8 +87,9 @@ type Executor struct {
 	// Limiter, if set, paces starts across the batches of a session (the
 	// key from SessionKey(ctx)).
 	Limiter Limiter
-	// Logger receives handler failures that are reported as "internal";
-	// nil discards them.
+	// Logger receives the errors of handlers that are reported to the
+	// client as "internal" (handlers must keep secrets out of their error
+	// strings); nil discards them.
 	Logger *slog.Logger
 }
 
@@ -191,6 +192,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	for {
+		if ctxDone != nil && ctx.Err() != nil {
+			ctxDone = nil // the deadline passed while the coordinator was busy
+		}
 		if out.Err == nil && ctxDone != nil && running < conc {
 			next := -1
 			for i := 0; i < n; i++ {

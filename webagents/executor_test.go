@@ -368,3 +368,15 @@ func TestSessionLimiterBoundsSessions(t *testing.T) {
 		assert.NoError(t, l.Wait(t.Context(), "c"), "expired sessions are dropped")
 	})
 }
+
+func TestExecutorCanceledContextStartsNothing(t *testing.T) {
+	m := rwManifest(t, "")
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := rec.executor(m).Run(ctx, mustPlan(t, m, ops(`{"id":"a","action":"r"}`, `{"id":"b","action":"r"}`)))
+	require.NotNil(t, out.Err)
+	assert.Equal(t, CodeTimeout, out.Err.Code)
+	assert.Equal(t, []string{"a", "b"}, out.Skipped)
+	assert.Empty(t, rec.starts)
+}

@@ -178,7 +178,7 @@ func TestHandlerRequestCodes(t *testing.T) {
 		{"empty body", ``, nil, 400, CodeInvalidRequest},
 		{"duplicate key", `{"version":"0.1","operations":[{"id":"a","id":"b","action":"cart.state"}]}`, nil, 400, CodeInvalidRequest},
 		{"unsupported version", `{"version":"1.0","operations":[{"id":"a","action":"cart.state"}]}`, nil, 400, CodeUnsupportedVersion},
-		{"too many operations", `{"version":"0.1","operations":[` + strings.Repeat(`{"id":"a","action":"cart.state"},`, 8) + `{"id":"z","action":"cart.state"}]}`, nil, 400, CodeInvalidRequest},
+		{"duplicate ids", `{"version":"0.1","operations":[` + strings.Repeat(`{"id":"a","action":"cart.state"},`, 8) + `{"id":"z","action":"cart.state"}]}`, nil, 400, CodeInvalidRequest},
 		{"too many (unique ids)", manyStates(9), nil, 400, CodeTooManyOperations},
 		{"unknown action", one("admin.drop", `{}`), nil, 400, CodeUnknownAction},
 		{"out of scope for the Referer", one("cart.state", `{}`), map[string]string{"Referer": testOrigin + "/about"}, 400, CodeUnknownAction},
