@@ -68,6 +68,22 @@ func SessionKey(ctx context.Context) string {
 	return s
 }
 
+type scopeKey struct{}
+
+// withScope records the key a Handler scopes pacing and idempotency by: the
+// session key, or the client address for a request without a session.
+func withScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+// pacingScope is the key the Limiter is called with.
+func pacingScope(ctx context.Context) string {
+	if s, ok := ctx.Value(scopeKey{}).(string); ok {
+		return s
+	}
+	return SessionKey(ctx)
+}
+
 // Executor runs plans: independent operations concurrently up to the plan's
 // MaxConcurrency, at least MinIntervalMs apart, references resolved from
 // earlier results, inputs with references validated once resolved, and no
@@ -85,7 +101,8 @@ type Executor struct {
 	// it fails with result_too_large.
 	MaxResultBytes int
 	// Limiter, if set, paces starts across the batches of a session (the
-	// key from SessionKey(ctx)).
+	// key from SessionKey(ctx); a Handler passes the client address for
+	// requests without a session).
 	Limiter Limiter
 	// Logger receives the errors of handlers that are reported to the
 	// client as "internal" (handlers must keep secrets out of their error
@@ -146,7 +163,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	out := &Outcome{Plan: p, Results: make([]json.RawMessage, n), Errors: make([]*Error, n)}
 	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
 	conc := max(p.Pacing.MaxConcurrency, 1)
-	session := SessionKey(ctx)
+	session := pacingScope(ctx)
 
 	var (
 		started, finished uint64

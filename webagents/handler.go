@@ -45,8 +45,9 @@ type HandlerOptions struct {
 	Actions map[string]ActionHandler
 	// Context loads the request's session; nil uses the request's context.
 	Context ContextFunc
-	// Limiter paces operation starts across a session's batches; nil means
-	// no pacing beyond each batch's own.
+	// Limiter paces operation starts across a session's batches (requests
+	// without a session are paced by client address); nil means no pacing
+	// beyond each batch's own.
 	Limiter Limiter
 	// IdempotencyStore keeps responses to requests with an Idempotency-Key
 	// header; nil means an in-memory store holding up to 10,000 keys.
@@ -288,6 +289,8 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 			ctx = c
 		}
 	}
+	scope := clientScope(ctx, r)
+	ctx = withScope(ctx, scope)
 	key, hasKey, err := idempotencyKey(r.Header.Values("Idempotency-Key"))
 	if err != nil {
 		h.writeError(w, errorf(CodeInvalidRequest, err.Error()))
@@ -299,7 +302,20 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 		bufferPool.Put(resp)
 		return
 	}
-	h.serveIdempotent(ctx, w, r, key, body.Bytes())
+	h.serveIdempotent(ctx, w, r, scope, key, body.Bytes())
+}
+
+// clientScope is the session a request belongs to: its session key, or its
+// client address when it has none.
+func clientScope(ctx context.Context, r *http.Request) string {
+	if s := SessionKey(ctx); s != "" {
+		return "session:" + s
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
 }
 
 func (h *Handler) hookError(ctx context.Context, err error) *Error {
@@ -407,17 +423,7 @@ func idempotencyKey(values []string) (string, bool, error) {
 	return v, true, nil
 }
 
-func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, key string, body []byte) {
-	scope := SessionKey(ctx)
-	if scope == "" {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		scope = "addr:" + host
-	} else {
-		scope = "session:" + scope
-	}
+func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope, key string, body []byte) {
 	// Store keys are hashed so that session tokens never reach the store.
 	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	storeKey := hex.EncodeToString(sum[:])

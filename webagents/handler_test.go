@@ -574,3 +574,25 @@ func TestHandlerReferencesDisabled(t *testing.T) {
 	assert.Equal(t, 400, rec.Code)
 	assert.Equal(t, CodeReferencesDisabled, decodeEnvelope(t, rec).Code)
 }
+
+func TestHandlerLimiterScope(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	var mu sync.Mutex
+	var scopes []string
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+		},
+		Limiter: limiterFunc(func(_ context.Context, scope string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			scopes = append(scopes, scope)
+			return nil
+		}),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+	post(h, body, map[string]string{"X-Session": "alice"})
+	post(h, body, nil) // no session: paced by client address
+	assert.Equal(t, []string{"session:alice", "addr:192.0.2.1"}, scopes)
+}

@@ -75,7 +75,7 @@ func (s *Shop) signedIn(fn func(ctx context.Context, userID string, req *webagen
 		if err != nil {
 			return nil, err
 		}
-		uid := as.sess.user()
+		uid := as.userID()
 		if uid == "" || s.store.User(uid) == nil {
 			return nil, errSignInFirst
 		}
@@ -148,9 +148,7 @@ func (s *Shop) authenticate(ctx context.Context, req *webagents.ActionRequest, f
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	// Writes run one at a time, so no other operation of this batch touches
-	// the response headers now.
-	s.sessions.signIn(as.w, as.sess, u.ID)
+	as.signIn(u.ID)
 	return accountResult{SignedIn: true, UserID: u.ID, Email: u.Email}, nil
 }
 
@@ -159,7 +157,7 @@ func (s *Shop) actSignOut(ctx context.Context, req *webagents.ActionRequest) (an
 	if err != nil {
 		return nil, err
 	}
-	s.sessions.signOut(as.w, as.sess)
+	as.signOut()
 	return accountResult{SignedIn: false}, nil
 }
 
@@ -168,7 +166,7 @@ func (s *Shop) actMe(ctx context.Context, _ *webagents.ActionRequest) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	u := s.store.User(as.sess.user())
+	u := s.store.User(as.userID())
 	if u == nil {
 		return accountResult{}, nil
 	}

@@ -52,20 +52,35 @@ func newSessions(secure bool, max int) *sessions {
 	return &sessions{secure: secure, max: max, byToken: map[string]*session{}}
 }
 
+// find returns the request's live session, or nil.
+func (t *sessions) find(r *http.Request) *session {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || len(c.Value) > 64 {
+		return nil
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.byToken[c.Value]
+	if s == nil || now.Sub(s.lastSeen) >= sessionIdleTimeout {
+		return nil
+	}
+	s.lastSeen = now
+	return s
+}
+
 // load returns the request's session, creating one (and setting its cookie)
 // when there is none.
 func (t *sessions) load(w http.ResponseWriter, r *http.Request) *session {
-	now := time.Now()
-	if c, err := r.Cookie(sessionCookie); err == nil && len(c.Value) <= 64 {
-		t.mu.Lock()
-		s := t.byToken[c.Value]
-		if s != nil && now.Sub(s.lastSeen) < sessionIdleTimeout {
-			s.lastSeen = now
-			t.mu.Unlock()
-			return s
-		}
-		t.mu.Unlock()
+	if s := t.find(r); s != nil {
+		return s
 	}
+	return t.create(w)
+}
+
+// create starts a new anonymous session and sets its cookie.
+func (t *sessions) create(w http.ResponseWriter) *session {
+	now := time.Now()
 	s := &session{token: randomToken(), id: randomToken(), csrf: randomToken(), lastSeen: now}
 	t.mu.Lock()
 	t.makeRoom(now)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/webagents"
@@ -127,18 +128,56 @@ func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pages.ServeHTTP(w, r)
 }
 
-// agentSession is what the agent endpoint's context carries.
+// agentSession is what the agent endpoint's context carries. Agent requests
+// without a session cookie get no session until they sign up or in, so that
+// anonymous catalog reads cannot churn the session table.
 type agentSession struct {
-	sess *session
+	shop *Shop
 	w    http.ResponseWriter
+
+	mu   sync.Mutex
+	sess *session // nil until the request has a session
 }
 
 type agentSessionKey struct{}
 
 func (s *Shop) agentContext(w http.ResponseWriter, r *http.Request) (context.Context, error) {
-	sess := s.sessions.load(w, r)
-	ctx := context.WithValue(r.Context(), agentSessionKey{}, &agentSession{sess: sess, w: w})
-	return webagents.WithSessionKey(ctx, sess.id), nil
+	as := &agentSession{shop: s, w: w, sess: s.sessions.find(r)}
+	ctx := context.WithValue(r.Context(), agentSessionKey{}, as)
+	if as.sess != nil {
+		ctx = webagents.WithSessionKey(ctx, as.sess.id)
+	}
+	return ctx, nil
+}
+
+// userID returns the signed-in user of the request's session, or "".
+func (as *agentSession) userID() string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.sess == nil {
+		return ""
+	}
+	return as.sess.user()
+}
+
+// signIn binds userID to the request's session, creating the session when
+// there is none. Writes run one at a time, so no other operation of the
+// batch touches the response headers meanwhile.
+func (as *agentSession) signIn(userID string) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.sess == nil {
+		as.sess = as.shop.sessions.create(as.w)
+	}
+	as.shop.sessions.signIn(as.w, as.sess, userID)
+}
+
+func (as *agentSession) signOut() {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.sess != nil {
+		as.shop.sessions.signOut(as.w, as.sess)
+	}
 }
 
 func sessionFrom(ctx context.Context) (*agentSession, error) {

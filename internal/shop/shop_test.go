@@ -385,3 +385,16 @@ func TestServe(t *testing.T) {
 	cancel()
 	assert.NoError(t, <-done)
 }
+
+func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
+	srv, s := startShop(t, Options{})
+	c := agentClient(t, srv)
+	for range 3 {
+		_, err := c.Run(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
+		require.NoError(t, err)
+	}
+	s.sessions.mu.Lock()
+	n := len(s.sessions.byToken)
+	s.sessions.mu.Unlock()
+	assert.Zero(t, n)
+}
