@@ -179,3 +179,30 @@ func ExampleClient_Discover() {
 	fmt.Println(d.Status)
 	// Output: absent
 }
+
+// The checker smoke-tests a live site with GET and HEAD only.
+func ExampleClient_Check() {
+	srv := httptest.NewUnstartedServer(nil)
+	origin := "http://" + srv.Listener.Addr().String()
+	m, _ := webagents.ParseManifest([]byte(shopManifest), nil)
+	noop := webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) { return nil, nil })
+	h, err := webagents.NewHandler(webagents.HandlerOptions{Origin: origin, Manifest: m,
+		Actions: map[string]webagents.ActionHandler{"catalog.find": noop, "cart.add": noop, "cart.state": noop}})
+	if err != nil {
+		panic(err)
+	}
+	srv.Config.Handler = h
+	srv.Start()
+	defer srv.Close()
+
+	c := &webagents.Client{HTTPClient: srv.Client()}
+	rep, err := c.Check(context.Background(), origin+"/about")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("valid:", rep.Valid, "requests:", len(rep.Documents))
+	fmt.Println("in scope:", rep.ActionsInScope)
+	// Output:
+	// valid: true requests: 4
+	// in scope: [catalog.find]
+}

@@ -238,6 +238,7 @@ func TestHandlerCSRFMatrix(t *testing.T) {
 		{"forwarded host ignored", "POST", map[string]string{"Origin": "https://evil.example", "X-Forwarded-Host": "evil.example", "Host": "evil.example"}, 403, CodeForbiddenOrigin},
 		{"preflight", "OPTIONS", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 405, CodeMethodNotAllowed},
 		{"GET", "GET", nil, 405, CodeMethodNotAllowed},
+		{"HEAD", "HEAD", nil, 405, CodeMethodNotAllowed},
 		{"PUT", "PUT", nil, 405, CodeMethodNotAllowed},
 	}
 	for _, tt := range tests {
