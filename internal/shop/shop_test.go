@@ -1,0 +1,400 @@
+package shop
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/webagents"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// startShop runs a shop on a loopback listener. posts counts POSTs to the
+// agent endpoint; a test can forbid them.
+func startShop(t *testing.T, opts Options) (*httptest.Server, *Shop) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	opts.Origin = "http://" + srv.Listener.Addr().String()
+	if opts.PBKDF2Iterations == 0 {
+		opts.PBKDF2Iterations = 1000 // keep tests fast; production uses 600,000
+	}
+	if opts.Pacing == nil {
+		opts.Pacing = &webagents.Pacing{MinIntervalMs: 0, MaxConcurrency: 2}
+	}
+	s, err := New(opts)
+	require.NoError(t, err)
+	srv.Config.Handler = s
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+func agentClient(t *testing.T, srv *httptest.Server) *webagents.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := *srv.Client()
+	hc.Jar = jar
+	return &webagents.Client{HTTPClient: &hc}
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func TestSearchFindsOneExactProduct(t *testing.T) {
+	s := newStore(1000, 10)
+	found, err := s.Search("wireless keyboard")
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	assert.Equal(t, "kbd-75", found[0].ID)
+	found, err = s.Search("Keyboard")
+	require.NoError(t, err)
+	assert.Len(t, found, 2)
+	found, err = s.Search("   ")
+	require.NoError(t, err)
+	assert.Empty(t, found)
+	_, err = s.Search(strings.Repeat("x", 201))
+	assert.ErrorIs(t, err, ErrQueryTooLong)
+}
+
+func TestPasswordsAreHashed(t *testing.T) {
+	s := newStore(1000, 10)
+	u, err := s.SignUp("Alice@Example.com", "correct horse")
+	require.NoError(t, err)
+	assert.Equal(t, "alice@example.com", u.Email)
+	assert.NotContains(t, string(u.hash), "correct horse")
+	assert.Len(t, u.hash, passwordKeyLen)
+	assert.Len(t, u.salt, passwordSaltLen)
+	_, err = s.SignUp("alice@example.com", "another one")
+	assert.ErrorIs(t, err, ErrEmailTaken)
+	_, err = s.SignUp("bob@example.com", "short")
+	assert.ErrorIs(t, err, ErrWeakPassword)
+	_, err = s.SignUp("not-an-email", "long enough")
+	assert.ErrorIs(t, err, ErrInvalidEmail)
+	got, err := s.SignIn("alice@example.com", "correct horse")
+	require.NoError(t, err)
+	assert.Equal(t, u.ID, got.ID)
+	_, err = s.SignIn("alice@example.com", "wrong horse")
+	assert.ErrorIs(t, err, ErrBadCredentials)
+	_, err = s.SignIn("nobody@example.com", "whatever1")
+	assert.ErrorIs(t, err, ErrBadCredentials)
+}
+
+func TestSignInThrottled(t *testing.T) {
+	s := newStore(1000, 10)
+	_, err := s.SignUp("a@example.com", "password1")
+	require.NoError(t, err)
+	for i := 0; i < maxSignInFailures; i++ {
+		_, err = s.SignIn("a@example.com", "wrong")
+		assert.ErrorIs(t, err, ErrBadCredentials)
+	}
+	_, err = s.SignIn("a@example.com", "password1")
+	assert.ErrorIs(t, err, ErrTooManyAttempts, "even the right password, while throttled")
+}
+
+func TestUserLimit(t *testing.T) {
+	s := newStore(1000, 1)
+	_, err := s.SignUp("a@example.com", "password1")
+	require.NoError(t, err)
+	_, err = s.SignUp("b@example.com", "password1")
+	assert.ErrorIs(t, err, ErrFull)
+}
+
+// TestAgentEndToEnd runs the issue's workflow with the Go client against the
+// shop over loopback: find, sign up, add by reference, verify, order.
+func TestAgentEndToEnd(t *testing.T) {
+	srv, _ := startShop(t, Options{})
+	c := agentClient(t, srv)
+	page := srv.URL + "/products/kbd-75"
+
+	// Signed out: the add fails, verify is skipped, find keeps its result.
+	res, err := c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "find", Action: "catalog.search", Input: raw(`{"query":"wireless keyboard"}`)},
+		{ID: "add", Action: "cart.add", Input: raw(`{"productId":{"$ref":"find.productId"}}`)},
+		{ID: "verify", Action: "cart.state"},
+	}, &webagents.RunOptions{AllowWrites: true})
+	var we *webagents.Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, webagents.Error{Status: 401, Code: "unauthorized", Message: "Sign in first.", Operation: "add"}, *we)
+	assert.Equal(t, []string{"verify"}, res.Response.Skipped)
+	assert.JSONEq(t, `"kbd-75"`, mustField(t, res.Response.Results["find"], "productId"))
+
+	res, err = c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "find", Action: "catalog.search", Input: raw(`{"query":"wireless keyboard"}`)},
+		{ID: "signup", Action: "account.signUp", Input: raw(`{"email":"agent@example.com","password":"s3cret-pass"}`)},
+		{ID: "add", Action: "cart.add", Input: raw(`{"productId":{"$ref":"find.productId"},"quantity":2}`)},
+		{ID: "verify", Action: "cart.state"},
+	}, &webagents.RunOptions{AllowWrites: true})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"items":[{"productId":"kbd-75","name":"Wireless Keyboard 75%","quantity":2,"priceCents":8900}],"totalCents":17800}`,
+		string(res.Response.Results["verify"]))
+	assert.NotContains(t, string(mustJSON(t, res.Response)), "s3cret-pass", "secrets never appear in results")
+
+	_, err = c.Run(t.Context(), page, []webagents.Operation{{ID: "order", Action: "order.place"}}, &webagents.RunOptions{AllowWrites: true})
+	assert.ErrorIs(t, err, webagents.ErrConsentRequired)
+
+	res, err = c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "order", Action: "order.place"},
+		{ID: "orders", Action: "order.list"},
+		{ID: "cart", Action: "cart.state"},
+	}, &webagents.RunOptions{AllowIrreversible: true, IdempotencyKey: "order-once"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"items":[],"totalCents":0}`, string(res.Response.Results["cart"]))
+	// A retry with the same key replays the response; no second order.
+	again, err := c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "order", Action: "order.place"},
+		{ID: "orders", Action: "order.list"},
+		{ID: "cart", Action: "cart.state"},
+	}, &webagents.RunOptions{AllowIrreversible: true, IdempotencyKey: "order-once"})
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	list, err := c.Run(t.Context(), page, []webagents.Operation{{ID: "o", Action: "order.list"}}, nil)
+	require.NoError(t, err)
+	var orders struct {
+		Orders []Order `json:"orders"`
+	}
+	require.NoError(t, json.Unmarshal(list.Response.Results["o"], &orders))
+	assert.Len(t, orders.Orders, 1)
+}
+
+func mustField(t *testing.T, obj json.RawMessage, key string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(obj, &m))
+	return string(m[key])
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func TestAgentErrors(t *testing.T) {
+	srv, _ := startShop(t, Options{})
+	c := agentClient(t, srv)
+	page := srv.URL + "/products"
+	run := func(ops ...webagents.Operation) *webagents.Error {
+		_, err := c.Run(t.Context(), page, ops, &webagents.RunOptions{AllowWrites: true, AllowIrreversible: true})
+		var we *webagents.Error
+		require.ErrorAs(t, err, &we)
+		return we
+	}
+	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":""}`)}).Code)
+	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":"x","extra":1}`)}).Code)
+	assert.Equal(t, "not_found", run(webagents.Operation{ID: "a", Action: "catalog.product", Input: raw(`{"productId":"nope"}`)}).Code)
+	assert.Equal(t, "unauthorized", run(webagents.Operation{ID: "a", Action: "account.signIn", Input: raw(`{"email":"x@example.com","password":"wrongpass"}`)}).Code)
+	run(webagents.Operation{ID: "s", Action: "account.signUp", Input: raw(`{"email":"e@example.com","password":"password1"}`)}, webagents.Operation{ID: "o", Action: "order.place"})
+	e := run(webagents.Operation{ID: "o", Action: "order.place"})
+	assert.Equal(t, webagents.Error{Status: 409, Code: "conflict", Message: "The cart is empty.", Operation: "o"}, *e)
+}
+
+func TestCheckerOnShopNeverPosts(t *testing.T) {
+	var posts int
+	srv := httptest.NewUnstartedServer(nil)
+	s, err := New(Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000})
+	require.NoError(t, err)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts++
+		}
+		s.ServeHTTP(w, r)
+	})
+	srv.Start()
+	defer srv.Close()
+	var c webagents.Client
+	rep, err := c.Check(t.Context(), srv.URL+"/products/kbd-75")
+	require.NoError(t, err)
+	assert.True(t, rep.Valid, "%v", rep.Problems)
+	assert.Empty(t, rep.Warnings)
+	assert.Len(t, rep.ActionsInScope, 11)
+	assert.Equal(t, 0, posts)
+	home, err := c.Check(t.Context(), srv.URL+"/")
+	require.NoError(t, err)
+	assert.Len(t, home.ActionsInScope, 6, "cart and order actions are scoped to shopping pages")
+}
+
+var csrfPattern = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// browser is a cookie-keeping HTTP client that does not follow redirects.
+type browser struct {
+	t   *testing.T
+	hc  *http.Client
+	url string
+}
+
+func newBrowser(t *testing.T, srv *httptest.Server) *browser {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := *srv.Client()
+	hc.Jar = jar
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &browser{t: t, hc: &hc, url: srv.URL}
+}
+
+func (b *browser) get(path string) (int, string) {
+	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodGet, b.url+path, nil)
+	require.NoError(b.t, err)
+	return b.do(req)
+}
+
+func (b *browser) do(req *http.Request) (int, string) {
+	resp, err := b.hc.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err)
+	return resp.StatusCode, string(body)
+}
+
+func (b *browser) csrf(path string) string {
+	_, body := b.get(path)
+	m := csrfPattern.FindStringSubmatch(body)
+	require.NotNil(b.t, m, "no CSRF token on %s", path)
+	return m[1]
+}
+
+func (b *browser) post(path string, form url.Values, origin string) (int, string) {
+	req, err := http.NewRequestWithContext(b.t.Context(), http.MethodPost, b.url+path, strings.NewReader(form.Encode()))
+	require.NoError(b.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return b.do(req)
+}
+
+func (b *browser) cookie() string {
+	u, _ := url.Parse(b.url)
+	for _, c := range b.hc.Jar.Cookies(u) {
+		if c.Name == sessionCookie {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+func TestHTMLFlow(t *testing.T) {
+	srv, _ := startShop(t, Options{})
+	b := newBrowser(t, srv)
+	status, body := b.get("/products?q=wireless+keyboard")
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, `href="/products/kbd-75"`)
+	assert.NotContains(t, body, "kbd-full")
+
+	status, body = b.get("/products/kbd-75")
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, "Wireless Keyboard 75%")
+	assert.Contains(t, body, "$89.00")
+
+	status, _ = b.get("/cart")
+	assert.Equal(t, http.StatusSeeOther, status, "the cart needs sign-in")
+
+	before := b.cookie()
+	token := b.csrf("/signup")
+	status, _ = b.post("/signup", url.Values{"csrf": {token}, "email": {"p@example.com"}, "password": {"password123"}}, srv.URL)
+	assert.Equal(t, http.StatusSeeOther, status)
+	assert.NotEqual(t, before, b.cookie(), "the session token rotates on sign-in")
+
+	token = b.csrf("/products/kbd-75")
+	status, _ = b.post("/cart/add", url.Values{"csrf": {token}, "productId": {"kbd-75"}, "quantity": {"1"}}, "")
+	assert.Equal(t, http.StatusSeeOther, status)
+	status, body = b.get("/cart")
+	assert.Equal(t, 200, status)
+	assert.Contains(t, body, "Wireless Keyboard 75%")
+	assert.Contains(t, body, "$89.00")
+
+	token = b.csrf("/cart")
+	status, _ = b.post("/orders", url.Values{"csrf": {token}}, "")
+	assert.Equal(t, http.StatusSeeOther, status)
+	_, body = b.get("/orders")
+	assert.Contains(t, body, "ord-")
+
+	// The agent endpoint sees the same session and service layer.
+	c := &webagents.Client{HTTPClient: b.hc}
+	res, err := c.Run(t.Context(), srv.URL+"/orders", []webagents.Operation{{ID: "me", Action: "account.me"}}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `"p@example.com"`, mustField(t, res.Response.Results["me"], "email"))
+}
+
+func TestHTMLFormsRefuseCSRF(t *testing.T) {
+	srv, _ := startShop(t, Options{})
+	b := newBrowser(t, srv)
+	token := b.csrf("/signup")
+	form := url.Values{"csrf": {token}, "email": {"v@example.com"}, "password": {"password123"}}
+	status, _ := b.post("/signup", form, "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, status, "cross-origin form")
+	status, _ = b.post("/signup", url.Values{"email": {"v@example.com"}, "password": {"password123"}}, "")
+	assert.Equal(t, http.StatusForbidden, status, "missing token")
+	status, _ = b.post("/signup", url.Values{"csrf": {"forged"}, "email": {"v@example.com"}, "password": {"password123"}}, "")
+	assert.Equal(t, http.StatusForbidden, status, "wrong token")
+	other := newBrowser(t, srv)
+	status, _ = other.post("/signup", form, "")
+	assert.Equal(t, http.StatusForbidden, status, "another session's token")
+	status, body := b.post("/signup", url.Values{"csrf": {token}, "email": {"v@example.com"}, "password": {"short"}}, "")
+	assert.Equal(t, 400, status)
+	assert.Contains(t, body, "Passwords are 8 to 128 characters.")
+}
+
+func TestSessionTableBounded(t *testing.T) {
+	srv, _ := startShop(t, Options{MaxSessions: 2})
+	first := newBrowser(t, srv)
+	first.get("/")
+	for i := 0; i < 3; i++ {
+		newBrowser(t, srv).get("/")
+	}
+	before := first.cookie()
+	first.get("/")
+	assert.NotEqual(t, before, first.cookie(), "the oldest session was evicted and replaced")
+}
+
+func TestNewRefusesBadOrigin(t *testing.T) {
+	_, err := New(Options{Origin: "ftp://x"})
+	assert.Error(t, err)
+}
+
+func TestAgentContextWithoutSession(t *testing.T) {
+	_, err := sessionFrom(context.Background())
+	assert.Error(t, err)
+}
+
+func TestServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, Options{PBKDF2Iterations: 1000}) }()
+	var c webagents.Client
+	rep, err := c.Check(t.Context(), "http://"+ln.Addr().String()+"/products/kbd-75")
+	require.NoError(t, err)
+	assert.True(t, rep.Valid, "%v", rep.Problems)
+	cancel()
+	assert.NoError(t, <-done)
+}
+
+func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
+	srv, s := startShop(t, Options{})
+	c := agentClient(t, srv)
+	for range 3 {
+		_, err := c.Run(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
+		require.NoError(t, err)
+	}
+	s.sessions.mu.Lock()
+	n := len(s.sessions.byToken)
+	s.sessions.mu.Unlock()
+	assert.Zero(t, n)
+}

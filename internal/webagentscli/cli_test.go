@@ -1,0 +1,205 @@
+package webagentscli
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/webagents"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func runCLI(t *testing.T, hc *http.Client, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(t.Context(), args, &stdout, &stderr, &Options{HTTPClient: hc})
+	return code, stdout.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+// startShop serves the demo shop on loopback, failing the test on any POST
+// when noPost is set.
+func startShop(t *testing.T, noPost bool) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	s, err := shop.New(shop.Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000,
+		Pacing: &webagents.Pacing{MaxConcurrency: 2}})
+	require.NoError(t, err)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if noPost && r.Method == http.MethodPost {
+			t.Errorf("unexpected POST %s", r.URL.Path)
+		}
+		s.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const validManifest = `{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow"},"actions":{"a":{"description":"A."}}}`
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		args   []string
+		code   int
+		stdout []string
+	}{
+		{"valid JSON", validManifest, []string{"--origin", "https://shop.example"}, ExitOK, []string{"valid (1 actions)"}},
+		{"valid markdown, flag first", "# Shop\n```webagents\n" + validManifest + "\n```\n", nil, ExitOK, []string{"valid"}},
+		{"warnings", `{"version":0.1,"workflow":{"endpoint":"/e"},"actions":{"a":{"x":1}}}`, []string{"--origin", "https://shop.example"}, ExitOK,
+			[]string{"warning $.version", "warning $.actions.a.x"}},
+		{"every problem with its path", `{"version":"0.1","workflow":{"endpoint":"https://evil.example/api","maxOperations":0},"actions":{"a":{"effect":"x"}}}`,
+			[]string{"--origin", "https://shop.example"}, ExitInvalid,
+			[]string{"error   $.workflow.endpoint", "error   $.workflow.maxOperations", "error   $.actions.a.effect"}},
+		{"two blocks", "```webagents\n" + validManifest + "\n```\n```webagents\n" + validManifest + "\n```\n", []string{"--origin", "https://shop.example"}, ExitInvalid,
+			[]string{"exactly one"}},
+		{"no block", "# Shop\n", []string{"--origin", "https://shop.example"}, ExitInvalid, []string{"neither raw JSON"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "m.md", tt.file)
+			args := append([]string{"validate"}, tt.args...)
+			if tt.args == nil {
+				args = append(args, "--origin", "https://shop.example", path)
+			} else {
+				args = append(args, path)
+			}
+			code, stdout, _ := runCLI(t, nil, args...)
+			assert.Equal(t, tt.code, code, stdout)
+			for _, s := range tt.stdout {
+				assert.Contains(t, stdout, s)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	f := writeFile(t, "m.json", validManifest)
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"validate", f},
+		{"validate", "--origin", "https://x.example"},
+		{"validate", f, "--origin", "ftp://x"},
+		{"validate", filepath.Join(t.TempDir(), "missing.json"), "--origin", "https://x.example"},
+		{"validate", f, "extra", "--origin", "https://x.example"},
+		{"validate", f, "--nope"},
+		{"check"},
+		{"check", "not a url"},
+		{"discover"},
+		{"run", "http://127.0.0.1:1/"},
+		{"run", "http://127.0.0.1:1/", "--batch", f},
+	} {
+		code, _, stderr := runCLI(t, nil, args...)
+		assert.Equal(t, ExitUsage, code, "%v", args)
+		assert.NotEmpty(t, stderr, "%v", args)
+	}
+	code, stdout, _ := runCLI(t, nil, "help")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, stdout, "usage:")
+}
+
+func TestCheckAndDiscoverAgainstShop(t *testing.T) {
+	srv := startShop(t, true)
+	code, stdout, _ := runCLI(t, srv.Client(), "check", srv.URL+"/products/kbd-75")
+	assert.Equal(t, ExitOK, code, stdout)
+	assert.Contains(t, stdout, "valid (0 problems, 0 warnings)")
+	assert.Contains(t, stdout, "HEAD "+srv.URL+"/webagents.md: 200 text/markdown; charset=utf-8")
+
+	code, stdout, _ = runCLI(t, srv.Client(), "check", "--json", srv.URL+"/")
+	assert.Equal(t, ExitOK, code)
+	var rep webagents.CheckReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	assert.True(t, rep.Valid)
+	assert.Contains(t, rep.ActionsInScope, "catalog.search")
+
+	code, stdout, _ = runCLI(t, srv.Client(), "discover", srv.URL+"/products/kbd-75")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, stdout, "status: found")
+	assert.Contains(t, stdout, `"trust": "untrusted_external_data"`)
+	assert.NotContains(t, stdout, "pathPrefixes")
+}
+
+func TestCheckInvalidSite(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			t.Errorf("unexpected POST")
+		}
+		if r.URL.Path == webagents.MarkdownPath {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte("```webagents\n" + validManifest + "\n```\n"))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	code, stdout, _ := runCLI(t, srv.Client(), "check", srv.URL+"/")
+	assert.Equal(t, ExitInvalid, code)
+	assert.Contains(t, stdout, "want text/markdown")
+	assert.Contains(t, stdout, "status 404")
+
+	code, stdout, _ = runCLI(t, srv.Client(), "discover", srv.URL+"/nothing-here")
+	assert.Equal(t, ExitOK, code, "discovery ignores MIME types: %s", stdout)
+}
+
+func TestDiscoverAbsent(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	code, stdout, _ := runCLI(t, srv.Client(), "discover", srv.URL+"/")
+	assert.Equal(t, ExitInvalid, code)
+	assert.Contains(t, stdout, "status: absent")
+	assert.Contains(t, stdout, "fall back to normal browsing")
+}
+
+func TestRunAgainstShop(t *testing.T) {
+	srv := startShop(t, false)
+	batch := writeFile(t, "batch.json", `{"operations":[
+		{"id":"find","action":"catalog.search","input":{"query":"wireless keyboard"}},
+		{"id":"product","action":"catalog.product","input":{"productId":{"$ref":"find.productId"}}}]}`)
+	code, stdout, stderr := runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", batch)
+	assert.Equal(t, ExitOK, code, stderr)
+	var resp webagents.Response
+	require.NoError(t, json.Unmarshal([]byte(stdout), &resp))
+	assert.True(t, resp.OK)
+	assert.Contains(t, string(resp.Results["product"]), "Wireless Keyboard 75%")
+
+	writes := writeFile(t, "writes.json", `[{"id":"s","action":"account.signUp","input":{"email":"cli@example.com","password":"password1"}}]`)
+	code, _, stderr = runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", writes)
+	assert.Equal(t, ExitInvalid, code)
+	assert.Contains(t, stderr, "AllowWrites")
+
+	code, stdout, _ = runCLI(t, srv.Client(), "run", "--allow-writes", srv.URL+"/products", "--batch", writes)
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, stdout, "cli@example.com")
+	assert.NotContains(t, stdout, "password1")
+
+	failing := writeFile(t, "fail.json", `[{"id":"c","action":"cart.state"}]`)
+	code, stdout, stderr = runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", failing)
+	assert.Equal(t, ExitInvalid, code)
+	assert.Contains(t, stdout, `"code": "unauthorized"`)
+	assert.Contains(t, stderr, "Sign in first.")
+
+	notBatch := writeFile(t, "bad.json", `{"operations":[],"Operations":[1]}`)
+	code, _, _ = runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", notBatch)
+	assert.Equal(t, ExitUsage, code)
+}

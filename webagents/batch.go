@@ -1,0 +1,246 @@
+package webagents
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
+)
+
+// Batch is a batch request: the operations an agent submits in one POST.
+type Batch struct {
+	Version    string      `json:"version"`
+	Operations []Operation `json:"operations"`
+	// Pacing is the client echoing the manifest's pacing. A server ignores
+	// anything looser than its own configuration.
+	Pacing *Pacing `json:"pacing,omitempty"`
+}
+
+// Operation is one operation of a batch.
+type Operation struct {
+	// ID names the operation in dependsOn, $ref and the response
+	// (^[A-Za-z][A-Za-z0-9_-]*$, ≤ 64 chars, unique in the batch).
+	ID string `json:"id"`
+	// Action is the published action to run.
+	Action string `json:"action"`
+	// Input is a JSON object; nil means {}. Objects whose only key is
+	// "$ref" are references to other operations' results.
+	Input json.RawMessage `json:"input,omitempty"`
+	// DependsOn lists operations that must finish first.
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+var opIDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+func validOpID(id string) bool {
+	return id != "" && len(id) <= MaxOperationIDChars && opIDPattern.MatchString(id)
+}
+
+// wireBatch and wireOperation mirror the JSON so that missing members,
+// nulls and wrong types are told apart.
+type wireBatch struct {
+	Version    *string          `json:"version"`
+	Operations *[]wireOperation `json:"operations"`
+	Pacing     *wirePacing      `json:"pacing"`
+}
+
+type wireOperation struct {
+	ID        *string         `json:"id"`
+	Action    *string         `json:"action"`
+	Name      *string         `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	DependsOn *[]string       `json:"dependsOn"`
+}
+
+type wirePacing struct {
+	MinIntervalMs  *json.Number `json:"minIntervalMs"`
+	MaxConcurrency *json.Number `json:"maxConcurrency"`
+}
+
+// DecodeBatch decodes and checks a batch request body: strict JSON (no
+// duplicate or case-variant keys at any depth), version "0.1", 1..32
+// operations with valid unique ids, an action (or its alias "name"; both
+// must agree when given), an object input ({} when absent), string
+// dependsOn entries without repeats, and string-valued references.
+// Publication, scope, graph and schema rules need the manifest and are
+// checked by NewPlan.
+//
+// Errors are *Error values with status 400 and the most specific code.
+func DecodeBatch(body []byte) (*Batch, error) {
+	var w wireBatch
+	if err := strictjson.Unmarshal(body, &w); err != nil {
+		return nil, decodeError(err)
+	}
+	if w.Version == nil {
+		return nil, errorf(CodeInvalidRequest, `The batch needs "version": "0.1".`)
+	}
+	if *w.Version != Version {
+		return nil, errorf(CodeUnsupportedVersion, `Only version "0.1" is supported.`)
+	}
+	if w.Operations == nil || len(*w.Operations) == 0 {
+		return nil, errorf(CodeInvalidRequest, "The batch needs at least one operation.")
+	}
+	ops := *w.Operations
+	if len(ops) > MaxOperationsLimit {
+		return nil, errorf(CodeTooManyOperations, fmt.Sprintf("A batch holds at most %d operations.", MaxOperationsLimit))
+	}
+	b := &Batch{Version: Version, Operations: make([]Operation, len(ops))}
+	if w.Pacing != nil {
+		p, err := w.Pacing.pacing()
+		if err != nil {
+			return nil, err
+		}
+		b.Pacing = p
+	}
+	for i := range ops {
+		if err := ops[i].decode(&b.Operations[i], b.Operations[:i]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func decodeError(err error) *Error {
+	var ke *strictjson.KeyError
+	switch {
+	case errors.As(err, &ke):
+		return errorf(CodeInvalidRequest, "The batch has a duplicate or case-variant key.")
+	case errors.Is(err, errEmptyBody):
+		return errorf(CodeInvalidRequest, "The body is empty.")
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return errorf(CodeInvalidRequest, "The batch member "+safeField(te.Field)+" has the wrong type.")
+	}
+	return errorf(CodeInvalidRequest, "The body is not valid JSON.")
+}
+
+var errEmptyBody = errors.New("empty body")
+
+// safeField keeps a Go field path from a type error short and free of payload.
+func safeField(f string) string {
+	if len(f) > 64 {
+		f = f[:64]
+	}
+	return fmt.Sprintf("%q", f)
+}
+
+func (p *wirePacing) pacing() (*Pacing, error) {
+	out := &Pacing{}
+	bad := errorf(CodeInvalidRequest, "The batch pacing must hold non-negative integers.")
+	if p.MinIntervalMs != nil {
+		n, err := p.MinIntervalMs.Int64()
+		if err != nil || n < 0 || n > MaxMinIntervalMs {
+			return nil, bad
+		}
+		out.MinIntervalMs = int(n)
+	}
+	if p.MaxConcurrency != nil {
+		n, err := p.MaxConcurrency.Int64()
+		if err != nil || n < 1 || n > MaxOperationsLimit {
+			return nil, bad
+		}
+		out.MaxConcurrency = int(n)
+	}
+	return out, nil
+}
+
+func (w *wireOperation) decode(op *Operation, earlier []Operation) error {
+	if w.ID == nil || !validOpID(*w.ID) {
+		return errorf(CodeInvalidRequest, "Each operation needs an id matching ^[A-Za-z][A-Za-z0-9_-]*$ (at most 64 characters).")
+	}
+	op.ID = *w.ID
+	for i := range earlier {
+		if earlier[i].ID == op.ID {
+			return opErrorf(CodeInvalidRequest, op.ID, "Operation ids must be unique.")
+		}
+	}
+	switch {
+	case w.Action != nil && w.Name != nil && *w.Action != *w.Name:
+		return opErrorf(CodeInvalidRequest, op.ID, `"action" and "name" disagree.`)
+	case w.Action != nil:
+		op.Action = *w.Action
+	case w.Name != nil:
+		op.Action = *w.Name
+	default:
+		return opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
+	}
+	input := bytes.TrimSpace(w.Input)
+	switch {
+	case len(input) == 0:
+		op.Input = json.RawMessage("{}")
+	case input[0] != '{':
+		return opErrorf(CodeInvalidRequest, op.ID, "The input must be a JSON object.")
+	default:
+		if len(input) > MaxInputChars && utf8.RuneCount(input) > MaxInputChars {
+			return opErrorf(CodePayloadTooLarge, op.ID, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
+		}
+		op.Input = json.RawMessage(input)
+		if mayHaveRefs(input) {
+			if err := checkRefValues(input); err != nil {
+				return opErrorf(CodeInvalidRequest, op.ID, err.Error())
+			}
+		}
+	}
+	if w.DependsOn != nil {
+		deps := *w.DependsOn
+		for i, d := range deps {
+			for _, e := range deps[:i] {
+				if d == e {
+					return opErrorf(CodeInvalidRequest, op.ID, "dependsOn repeats an id.")
+				}
+			}
+		}
+		op.DependsOn = deps
+	}
+	return nil
+}
+
+func opErrorf(code, op, msg string) *Error {
+	e := errorf(code, msg)
+	e.Operation = op
+	return e
+}
+
+// mayHaveRefs is a cheap test that a raw input cannot hold a "$ref" key:
+// no literal "$ref" and no \u escape that could spell one.
+func mayHaveRefs(input []byte) bool {
+	return bytes.Contains(input, []byte(`$ref"`)) || bytes.Contains(input, []byte(`\u`))
+}
+
+// checkRefValues refuses an input holding a reference whose value is not a string.
+func checkRefValues(input []byte) error {
+	tree, err := decodeTree(input)
+	if err != nil {
+		return errors.New("The input is not valid JSON.")
+	}
+	var bad error
+	walkRefs(tree, func(ref any) {
+		if _, ok := ref.(string); !ok && bad == nil {
+			bad = errors.New(`A "$ref" must be a string.`)
+		}
+	})
+	return bad
+}
+
+// walkRefs calls fn with the value of every reference object in v.
+func walkRefs(v any, fn func(ref any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		if ref, ok := t["$ref"]; ok && len(t) == 1 {
+			fn(ref)
+			return
+		}
+		for _, e := range t {
+			walkRefs(e, fn)
+		}
+	case []any:
+		for _, e := range t {
+			walkRefs(e, fn)
+		}
+	}
+}

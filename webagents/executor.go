@@ -1,0 +1,431 @@
+package webagents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
+)
+
+// ActionRequest is what an action handler receives for one operation.
+type ActionRequest struct {
+	// Operation is the operation's id in the batch.
+	Operation string
+	// Action is the published action being run.
+	Action *Action
+	// Input is the operation's input with references resolved. It has been
+	// validated against the action's inputSchema, if any; handlers still
+	// validate what they use. Decode it with strictjson semantics via
+	// DecodeInput to refuse duplicate and case-variant keys.
+	Input json.RawMessage
+}
+
+// ActionHandler runs one action. The result is encoded as JSON (a
+// json.RawMessage is used as is). To fail with a message the agent may see,
+// return an *Error; any other error becomes 500 "internal" with a generic
+// message. ctx ends with the batch deadline and carries what the handler's
+// context hook put in it (the session).
+//
+// ServeAction may be called concurrently for independent operations.
+type ActionHandler interface {
+	ServeAction(ctx context.Context, req *ActionRequest) (any, error)
+}
+
+// ActionFunc adapts a function to ActionHandler.
+type ActionFunc func(ctx context.Context, req *ActionRequest) (any, error)
+
+// ServeAction calls f(ctx, req).
+func (f ActionFunc) ServeAction(ctx context.Context, req *ActionRequest) (any, error) {
+	return f(ctx, req)
+}
+
+// Limiter paces operation starts across the batches of one session, on top
+// of each batch's own pacing. Wait blocks until an operation of the session
+// may start. It returns ctx's error when ctx ends first, or an *Error (such
+// as 429 rate_limited) to refuse the operation.
+type Limiter interface {
+	Wait(ctx context.Context, session string) error
+}
+
+type sessionKey struct{}
+
+// WithSessionKey returns a context carrying the key of the caller's session.
+// A handler's context hook sets it; idempotency keys and the Limiter are
+// scoped by it.
+func WithSessionKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, key)
+}
+
+// SessionKey returns the session key WithSessionKey stored in ctx, or "".
+func SessionKey(ctx context.Context) string {
+	s, _ := ctx.Value(sessionKey{}).(string)
+	return s
+}
+
+type scopeKey struct{}
+
+// withScope records the key a Handler scopes pacing and idempotency by: the
+// session key, or the client address for a request without a session.
+func withScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+// pacingScope is the key the Limiter is called with.
+func pacingScope(ctx context.Context) string {
+	if s, ok := ctx.Value(scopeKey{}).(string); ok {
+		return s
+	}
+	return SessionKey(ctx)
+}
+
+// Executor runs plans: independent operations concurrently up to the plan's
+// MaxConcurrency, at least MinIntervalMs apart, references resolved from
+// earlier results, inputs with references validated once resolved, and no
+// operation started after one has failed.
+//
+// The zero value has no handlers. An Executor is safe for concurrent use once
+// configured; its fields must not change while it runs.
+type Executor struct {
+	// Handlers maps action names to handlers.
+	Handlers map[string]ActionHandler
+	// Deadline bounds a whole batch; 0 means DefaultDeadline (30 s).
+	Deadline time.Duration
+	// MaxResultBytes bounds the serialized results of one batch; 0 means
+	// DefaultMaxResultBytes (1 MiB). An operation whose result would exceed
+	// it fails with result_too_large.
+	MaxResultBytes int
+	// Limiter, if set, paces starts across the batches of a session (the
+	// key from SessionKey(ctx); a Handler passes the client address for
+	// requests without a session).
+	Limiter Limiter
+	// Logger receives the errors of handlers that are reported to the
+	// client as "internal" (handlers must keep secrets out of their error
+	// strings); nil discards them.
+	Logger *slog.Logger
+}
+
+// Outcome is the result of running a plan. Slices are indexed like
+// Plan.Operations.
+type Outcome struct {
+	Plan *Plan
+	// Results holds each successful operation's result; nil otherwise.
+	Results []json.RawMessage
+	// Errors holds each failed operation's error; nil otherwise.
+	Errors []*Error
+	// Skipped lists, in list order, the ids of operations never started.
+	Skipped []string
+	// Err is the first failure in time (its Operation names the operation,
+	// "" for the batch deadline); nil when every operation succeeded.
+	Err *Error
+}
+
+// OK reports whether every operation succeeded.
+func (o *Outcome) OK() bool { return o.Err == nil }
+
+// Result returns the result of the operation with the given id, or nil.
+func (o *Outcome) Result(id string) json.RawMessage {
+	for i := range o.Plan.Operations {
+		if o.Plan.Operations[i].ID == id {
+			return o.Results[i]
+		}
+	}
+	return nil
+}
+
+type completion struct {
+	index  int
+	result json.RawMessage
+	err    *Error
+}
+
+// Run executes p. It returns when every started operation has finished; no
+// goroutine outlives it. Handlers get a context derived from ctx that ends
+// at the batch deadline. Run never returns a nil Outcome.
+func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
+	deadline := e.Deadline
+	if deadline <= 0 {
+		deadline = DefaultDeadline
+	}
+	maxResults := e.MaxResultBytes
+	if maxResults <= 0 {
+		maxResults = DefaultMaxResultBytes
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+
+	n := len(p.Operations)
+	out := &Outcome{Plan: p, Results: make([]json.RawMessage, n), Errors: make([]*Error, n)}
+	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
+	conc := max(p.Pacing.MaxConcurrency, 1)
+	session := pacingScope(ctx)
+
+	var (
+		started, finished uint64
+		running           int
+		totalBytes        int
+		lastStart         time.Time
+		timer             *time.Timer
+		ctxDone           = ctx.Done()
+		doneCh            = make(chan completion, n)
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	complete := func(c completion) {
+		running--
+		finished |= 1 << c.index
+		if c.err == nil {
+			if totalBytes+len(c.result) > maxResults {
+				c.err = opErrorf(CodeResultTooLarge, p.Operations[c.index].ID, "The result is too large.")
+			} else {
+				totalBytes += len(c.result)
+				out.Results[c.index] = c.result
+			}
+		}
+		if c.err != nil {
+			c.err.Operation = p.Operations[c.index].ID
+			out.Errors[c.index] = c.err
+			if out.Err == nil {
+				out.Err = c.err
+			}
+		}
+	}
+	drain := func() {
+		for {
+			select {
+			case c := <-doneCh:
+				complete(c)
+			default:
+				return
+			}
+		}
+	}
+	for {
+		if ctxDone != nil && ctx.Err() != nil {
+			ctxDone = nil // the deadline passed while the coordinator was busy
+		}
+		if out.Err == nil && ctxDone != nil && running < conc {
+			next := -1
+			for i := 0; i < n; i++ {
+				if started&(1<<i) == 0 && p.Operations[i].deps&^finished == 0 {
+					next = i
+					break
+				}
+			}
+			if next >= 0 {
+				if interval > 0 && !lastStart.IsZero() {
+					if wait := time.Until(lastStart.Add(interval)); wait > 0 {
+						if timer == nil {
+							timer = time.NewTimer(wait)
+						} else {
+							timer.Reset(wait)
+						}
+						select {
+						case <-timer.C:
+						case c := <-doneCh:
+							timer.Stop()
+							complete(c)
+						case <-ctxDone:
+							timer.Stop()
+							ctxDone = nil
+						}
+						continue
+					}
+				}
+				if e.Limiter != nil {
+					if err := e.Limiter.Wait(ctx, session); err != nil {
+						started |= 1 << next
+						running++
+						doneCh <- completion{index: next, err: e.asError(ctx, p.Operations[next].ID, err)}
+						continue
+					}
+					drain()
+					if out.Err != nil {
+						continue
+					}
+				}
+				started |= 1 << next
+				running++
+				lastStart = time.Now()
+				go func(i int) { doneCh <- e.runOne(ctx, p, out.Results, i) }(next)
+				continue
+			}
+		}
+		if running == 0 {
+			break
+		}
+		select {
+		case c := <-doneCh:
+			complete(c)
+		case <-ctxDone:
+			ctxDone = nil
+		}
+	}
+	if ctxDone == nil && out.Err == nil && started != 1<<n-1 {
+		out.Err = timeoutError(ctx)
+	}
+	for i := range p.Operations {
+		if started&(1<<i) == 0 {
+			out.Skipped = append(out.Skipped, p.Operations[i].ID)
+		}
+	}
+	return out
+}
+
+func timeoutError(ctx context.Context) *Error {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return errorf(CodeTimeout, "The batch deadline passed.")
+	}
+	return errorf(CodeTimeout, "The batch was canceled.")
+}
+
+// runOne runs operation i. results holds the results of finished operations
+// and is only read for i's dependencies, which finished before i started.
+func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, i int) (c completion) {
+	c.index = i
+	op := &p.Operations[i]
+	input := op.Input
+	if op.HasReferences {
+		lookup := func(id string) any {
+			for j := range p.Operations {
+				if p.Operations[j].ID == id {
+					v, err := decodeTree(results[j])
+					if err != nil {
+						return nil
+					}
+					return v
+				}
+			}
+			return nil
+		}
+		resolved, bad, err := resolveInput(input, lookup)
+		switch {
+		case err != nil:
+			c.err = internalError()
+			return c
+		case bad != nil:
+			c.err = errorf(CodeUnresolvedReference, "A $ref did not resolve: "+truncate(bad.String(), 120))
+			return c
+		}
+		if len(resolved) > MaxInputChars && utf8.RuneCount(resolved) > MaxInputChars {
+			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))
+			return c
+		}
+		if op.Action.input != nil {
+			if problems := validateInput(op.Action.input, resolved); len(problems) > 0 {
+				c.err = errorf(CodeInvalidInput, inputProblemMessage(problems))
+				return c
+			}
+		}
+		input = resolved
+	}
+	h := e.Handlers[op.Action.Name]
+	if h == nil {
+		c.err = internalError()
+		e.log(ctx, "webagents: no handler for action", op, nil)
+		return c
+	}
+	result, err := e.call(ctx, h, &ActionRequest{Operation: op.ID, Action: op.Action, Input: input})
+	if err != nil {
+		c.err = e.asError(ctx, op.ID, err)
+		if c.err.Code == CodeInternal {
+			e.log(ctx, "webagents: action failed", op, err)
+		}
+		return c
+	}
+	c.result, err = encodeResult(result)
+	if err != nil {
+		c.err = internalError()
+		e.log(ctx, "webagents: action result cannot be encoded", op, err)
+	}
+	return c
+}
+
+func (e *Executor) call(ctx context.Context, h ActionHandler, req *ActionRequest) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e.Logger != nil {
+				e.Logger.ErrorContext(ctx, "webagents: action panicked",
+					slog.String("operation", req.Operation), slog.String("action", req.Action.Name),
+					slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+			}
+			result, err = nil, errPanic
+		}
+	}()
+	return h.ServeAction(ctx, req)
+}
+
+var errPanic = errors.New("action handler panicked")
+
+// asError maps a handler's or limiter's error to a protocol error.
+func (e *Executor) asError(ctx context.Context, op string, err error) *Error {
+	var we *Error
+	if errors.As(err, &we) {
+		c := *we
+		c.Status = we.HTTPStatus()
+		if c.Code == "" {
+			c.Code = CodeInternal
+		}
+		c.Operation = op
+		return &c
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return timeoutError(ctx)
+	}
+	return internalError()
+}
+
+func (e *Executor) log(ctx context.Context, msg string, op *PlannedOperation, err error) {
+	if e.Logger == nil {
+		return
+	}
+	attrs := []slog.Attr{slog.String("operation", op.ID), slog.String("action", op.Action.Name)}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	e.Logger.LogAttrs(ctx, slog.LevelError, msg, attrs...)
+}
+
+func encodeResult(v any) (json.RawMessage, error) {
+	switch t := v.(type) {
+	case json.RawMessage:
+		if t == nil {
+			return json.RawMessage("null"), nil
+		}
+		if !json.Valid(t) {
+			return nil, errors.New("invalid JSON result")
+		}
+		return t, nil
+	case nil:
+		return json.RawMessage("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// Decode decodes the input into v, refusing duplicate and case-variant keys
+// (which a schema validator and encoding/json would read differently). It
+// returns a 400 invalid_input *Error.
+func (r *ActionRequest) Decode(v any) error {
+	if err := strictjson.Unmarshal(r.Input, v); err != nil {
+		return &Error{Status: 400, Code: CodeInvalidInput, Message: "The input does not have the expected shape."}
+	}
+	return nil
+}

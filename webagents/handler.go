@@ -1,0 +1,465 @@
+package webagents
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// ContextFunc loads the session of a request and returns the context action
+// handlers receive. It may set cookies on w; it must not write a body. Use
+// WithSessionKey to name the session, which scopes idempotency keys and the
+// Limiter. An *Error it returns is sent as is; any other error as 500
+// "internal".
+type ContextFunc func(w http.ResponseWriter, r *http.Request) (context.Context, error)
+
+// HandlerOptions configures NewHandler. Fields marked required must be set;
+// every other zero value is a documented default.
+type HandlerOptions struct {
+	// Origin is the site's one public origin, such as "https://shop.example".
+	// Forwarded Host headers are never trusted. Empty means: the address the
+	// request arrived on, when that is a loopback address (for local
+	// development); requests on other addresses are then refused.
+	Origin string
+	// Manifest is required. Its endpoint must resolve to Origin.
+	Manifest *Manifest
+	// Actions maps every published action to its handler. Required: an
+	// action without a handler, or a handler for an unpublished action, is
+	// a configuration error.
+	Actions map[string]ActionHandler
+	// Context loads the request's session; nil uses the request's context.
+	Context ContextFunc
+	// Limiter paces operation starts across a session's batches (requests
+	// without a session are paced by client address); nil means no pacing
+	// beyond each batch's own.
+	Limiter Limiter
+	// IdempotencyStore keeps responses to requests with an Idempotency-Key
+	// header; nil means an in-memory store holding up to 10,000 keys.
+	IdempotencyStore IdempotencyStore
+	// IdempotencyWindow is how long a key is remembered; 0 means 24 h.
+	IdempotencyWindow time.Duration
+	// MaxBodyChars bounds a batch body in code points; 0 means 128,000.
+	// Values below 128,000 are an error; the wire cap is 1 MiB.
+	MaxBodyChars int
+	// Deadline bounds each batch; 0 means 30 s.
+	Deadline time.Duration
+	// MaxResultBytes bounds each batch's results; 0 means 1 MiB.
+	MaxResultBytes int
+	// Logger receives failures reported as "internal"; nil is silent.
+	Logger *slog.Logger
+}
+
+// Handler is the server side of WebAgents: an http.Handler serving the two
+// discovery documents and the workflow endpoint. Route MarkdownPath,
+// WellKnownPath and EndpointPath to it (Register does).
+//
+// A Handler is safe for concurrent use. It starts no goroutine that
+// outlives a request.
+type Handler struct {
+	origin       string // "" means the loopback address of each request
+	manifest     *Manifest
+	endpointPath string
+	markdown     []byte
+	json         []byte
+	context      ContextFunc
+	executor     Executor
+	store        IdempotencyStore
+	window       time.Duration
+	maxBodyChars int
+	maxBodyBytes int
+	logger       *slog.Logger
+}
+
+// NewHandler checks opts and returns a Handler. The manifest is validated
+// again (which also compiles its schemas), so one built in Go is checked.
+func NewHandler(opts HandlerOptions) (*Handler, error) {
+	h := &Handler{
+		context:      opts.Context,
+		store:        opts.IdempotencyStore,
+		window:       opts.IdempotencyWindow,
+		maxBodyChars: opts.MaxBodyChars,
+		logger:       opts.Logger,
+	}
+	if opts.Origin != "" {
+		o, err := ParseOrigin(opts.Origin)
+		if err != nil {
+			return nil, err
+		}
+		h.origin = o
+	}
+	base := h.origin
+	if base == "" {
+		base = "http://127.0.0.1"
+	}
+	m, err := opts.Manifest.revalidate(base)
+	if err != nil {
+		return nil, fmt.Errorf("webagents: manifest: %w", err)
+	}
+	h.manifest = m
+	endpoint, _ := url.Parse(base)
+	ref, _ := url.Parse(m.Workflow.Endpoint)
+	h.endpointPath = endpoint.ResolveReference(ref).EscapedPath()
+	if h.origin == "" && !strings.HasPrefix(m.Workflow.Endpoint, "/") {
+		return nil, errors.New("webagents: without an Origin the endpoint must be an absolute path")
+	}
+	for name := range m.Actions {
+		if opts.Actions[name] == nil {
+			return nil, fmt.Errorf("webagents: action %q has no handler", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Actions)) {
+		if m.Actions[name] == nil {
+			return nil, fmt.Errorf("webagents: handler for unpublished action %q", name)
+		}
+	}
+	if h.maxBodyChars == 0 {
+		h.maxBodyChars = DefaultMaxBodyChars
+	}
+	if h.maxBodyChars < DefaultMaxBodyChars {
+		return nil, fmt.Errorf("webagents: MaxBodyChars %d is below the protocol's %d", h.maxBodyChars, DefaultMaxBodyChars)
+	}
+	h.maxBodyBytes = min(maxUTF8Bytes(h.maxBodyChars), TransportLimitBytes)
+	if h.window <= 0 {
+		h.window = DefaultIdempotencyWindow
+	}
+	if h.store == nil {
+		h.store = NewMemoryIdempotencyStore(0)
+	}
+	if h.markdown, err = m.MarkdownDocument(); err != nil {
+		return nil, err
+	}
+	if h.json, err = m.JSONDocument(); err != nil {
+		return nil, err
+	}
+	h.executor = Executor{
+		Handlers:       maps.Clone(opts.Actions),
+		Deadline:       opts.Deadline,
+		MaxResultBytes: opts.MaxResultBytes,
+		Limiter:        opts.Limiter,
+		Logger:         opts.Logger,
+	}
+	return h, nil
+}
+
+// ParseOrigin checks that s is an http(s) origin (no path other than "/",
+// no query, fragment or user info) and returns its serialization.
+func ParseOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
+		return "", fmt.Errorf("webagents: %q is not an http(s) origin", truncate(s, 100))
+	}
+	return originOf(u), nil
+}
+
+// Manifest returns the validated manifest the handler serves.
+func (h *Handler) Manifest() *Manifest { return h.manifest }
+
+// EndpointPath returns the path of the workflow endpoint.
+func (h *Handler) EndpointPath() string { return h.endpointPath }
+
+// Register routes the discovery paths and the endpoint of mux to h.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.Handle(MarkdownPath, h)
+	mux.Handle(WellKnownPath, h)
+	mux.Handle(h.endpointPath, h)
+}
+
+// ServeHTTP serves the discovery documents and the workflow endpoint, and
+// 404 for any other path.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.EscapedPath() {
+	case MarkdownPath:
+		h.serveDocument(w, r, "text/markdown; charset=utf-8", h.markdown)
+	case WellKnownPath:
+		h.serveDocument(w, r, "application/json", h.json)
+	case h.endpointPath:
+		h.serveEndpoint(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *Handler) serveDocument(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.writeError(w, errorf(CodeMethodNotAllowed, "Use GET or HEAD."))
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", contentType)
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Cache-Control", "public, max-age=300")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(body)
+	}
+}
+
+// requestOrigin returns the public origin for r, or "" when there is none.
+func (h *Handler) requestOrigin(r *http.Request) string {
+	if h.origin != "" {
+		return h.origin
+	}
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return ""
+	}
+	ap, err := netipAddrPort(addr.String())
+	if err != nil || !ap.Addr().IsLoopback() {
+		return ""
+	}
+	return "http://" + ap.String()
+}
+
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		h.writeError(w, errorf(CodeMethodNotAllowed, "Use POST."))
+		return
+	}
+	origin := h.requestOrigin(r)
+	if origin == "" {
+		h.writeError(w, errorf(CodeForbiddenOrigin, "This server has no public origin for this address."))
+		return
+	}
+	if values := r.Header.Values("Origin"); len(values) > 1 || (len(values) == 1 && values[0] != origin) {
+		h.writeError(w, errorf(CodeForbiddenOrigin, "Cross-origin requests are refused."))
+		return
+	}
+	if strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
+		h.writeError(w, errorf(CodeForbiddenOrigin, "Cross-site requests are refused."))
+		return
+	}
+	if !isJSONContentType(r.Header.Values("Content-Type")) {
+		h.writeError(w, errorf(CodeUnsupportedMediaType, "Send the batch as application/json."))
+		return
+	}
+	tooLarge := errorf(CodePayloadTooLarge, fmt.Sprintf("The body is at most %d characters.", h.maxBodyChars))
+	if r.ContentLength > int64(h.maxBodyBytes) {
+		h.writeError(w, tooLarge)
+		return
+	}
+	body := bufferPool.Get().(*bytes.Buffer)
+	body.Reset()
+	defer func() {
+		if body.Cap() <= 64<<10 {
+			bufferPool.Put(body)
+		}
+	}()
+	if _, err := body.ReadFrom(io.LimitReader(r.Body, int64(h.maxBodyBytes)+1)); err != nil {
+		h.writeError(w, errorf(CodeInvalidRequest, "The body could not be read."))
+		return
+	}
+	if body.Len() > h.maxBodyBytes || (body.Len() > h.maxBodyChars && utf8.RuneCount(body.Bytes()) > h.maxBodyChars) {
+		h.writeError(w, tooLarge)
+		return
+	}
+	if body.Len() == 0 {
+		h.writeError(w, errorf(CodeInvalidRequest, "The body is empty."))
+		return
+	}
+	ctx := r.Context()
+	if h.context != nil {
+		c, err := h.context(w, r)
+		if err != nil {
+			h.writeError(w, h.hookError(ctx, err))
+			return
+		}
+		if c != nil {
+			ctx = c
+		}
+	}
+	scope := clientScope(ctx, r)
+	ctx = withScope(ctx, scope)
+	key, hasKey, err := idempotencyKey(r.Header.Values("Idempotency-Key"))
+	if err != nil {
+		h.writeError(w, errorf(CodeInvalidRequest, err.Error()))
+		return
+	}
+	if !hasKey {
+		status, resp := h.runBatch(ctx, r, body.Bytes())
+		h.write(w, status, resp)
+		bufferPool.Put(resp)
+		return
+	}
+	h.serveIdempotent(ctx, w, r, scope, key, body.Bytes())
+}
+
+// clientScope is the session a request belongs to: its session key, or its
+// client address when it has none.
+func clientScope(ctx context.Context, r *http.Request) string {
+	if s := SessionKey(ctx); s != "" {
+		return "session:" + s
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
+}
+
+func (h *Handler) hookError(ctx context.Context, err error) *Error {
+	var we *Error
+	if errors.As(err, &we) {
+		c := *we
+		c.Status, c.Operation = we.HTTPStatus(), ""
+		return &c
+	}
+	if h.logger != nil {
+		h.logger.ErrorContext(ctx, "webagents: context hook failed", slog.String("error", err.Error()))
+	}
+	return internalError()
+}
+
+// runBatch decodes, plans and runs a batch and renders the response.
+func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (int, *bytes.Buffer) {
+	resp := bufferPool.Get().(*bytes.Buffer)
+	resp.Reset()
+	pacing := effectivePacing(h.manifest.Workflow, nil)
+	b, err := DecodeBatch(body)
+	if err == nil {
+		var p *Plan
+		if p, err = NewPlan(h.manifest, h.pagePath(r), b); err == nil {
+			out := h.executor.Run(ctx, p)
+			appendEnvelope(resp, p.Pacing, out, nil)
+			if out.Err != nil {
+				return out.Err.HTTPStatus(), resp
+			}
+			return http.StatusOK, resp
+		}
+	}
+	we := err.(*Error)
+	appendEnvelope(resp, pacing, nil, we)
+	return we.HTTPStatus(), resp
+}
+
+// pagePath returns the path actions are scoped to: that of a same-origin
+// Referer, else "" (no scoping: pathPrefixes is a relevance filter and a
+// request without a page has nothing to filter by).
+func (h *Handler) pagePath(r *http.Request) string {
+	ref := r.Header.Get("Referer")
+	if ref == "" {
+		return ""
+	}
+	u, err := url.Parse(ref)
+	if err != nil || originOf(u) != h.requestOrigin(r) {
+		return ""
+	}
+	return u.EscapedPath()
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, e *Error) {
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	appendEnvelope(buf, effectivePacing(h.manifest.Workflow, nil), nil, e)
+	h.write(w, e.HTTPStatus(), buf)
+	bufferPool.Put(buf)
+}
+
+func (h *Handler) write(w http.ResponseWriter, status int, body *bytes.Buffer) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(body.Len()))
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body.Bytes())
+}
+
+func isJSONContentType(values []string) bool {
+	if len(values) != 1 {
+		return false
+	}
+	mt, params, err := mime.ParseMediaType(values[0])
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
+// idempotencyKey parses the Idempotency-Key header: an sf-string
+// ("quoted") or, leniently, a bare token of visible ASCII.
+func idempotencyKey(values []string) (string, bool, error) {
+	switch len(values) {
+	case 0:
+		return "", false, nil
+	case 1:
+	default:
+		return "", false, errors.New("Send one Idempotency-Key header.")
+	}
+	v := strings.TrimSpace(values[0])
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	if v == "" || len(v) > MaxIdempotencyKeyLen {
+		return "", false, fmt.Errorf("The Idempotency-Key must be 1 to %d characters.", MaxIdempotencyKeyLen)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e || v[i] == '"' || v[i] == '\\' {
+			return "", false, errors.New("The Idempotency-Key must be visible ASCII.")
+		}
+	}
+	return v, true, nil
+}
+
+func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope, key string, body []byte) {
+	// Store keys are hashed so that session tokens never reach the store.
+	sum := sha256.Sum256([]byte(scope + "\x00" + key))
+	storeKey := hex.EncodeToString(sum[:])
+	fingerprint := sha256.Sum256(body)
+	existing, err := h.store.Reserve(ctx, storeKey, fingerprint, h.window)
+	switch {
+	case err != nil:
+		h.writeError(w, h.hookError(ctx, err))
+		return
+	case existing != nil && existing.Fingerprint != fingerprint:
+		h.writeError(w, errorf(CodeIdempotencyKeyReused, "This Idempotency-Key was used with a different request."))
+		return
+	case existing != nil && !existing.Completed:
+		h.writeError(w, errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running."))
+		return
+	case existing != nil:
+		w.Header().Set("Idempotent-Replayed", "true")
+		h.write(w, existing.Status, bytes.NewBuffer(existing.Body))
+		return
+	}
+	completed := false
+	defer func() {
+		if !completed {
+			// A panic or an abandoned request: let a retry run.
+			_ = h.store.Release(context.WithoutCancel(ctx), storeKey)
+		}
+	}()
+	status, resp := h.runBatch(ctx, r, body)
+	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
+	if err := h.store.Complete(context.WithoutCancel(ctx), storeKey, rec, h.window); err != nil {
+		if h.logger != nil {
+			h.logger.ErrorContext(ctx, "webagents: idempotency store failed", slog.String("error", err.Error()))
+		}
+	} else {
+		completed = true
+	}
+	h.write(w, status, resp)
+	bufferPool.Put(resp)
+}

@@ -1,0 +1,599 @@
+package webagents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testOrigin = "https://shop.example"
+
+// testSite is a Handler over the spec manifest with in-memory handlers.
+type testSite struct {
+	h        *Handler
+	mu       sync.Mutex
+	cart     []string
+	calls    int
+	signedIn bool
+}
+
+func newTestSite(t testing.TB, opts *HandlerOptions) *testSite {
+	t.Helper()
+	s := &testSite{signedIn: true}
+	o := HandlerOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Origin == "" {
+		o.Origin = testOrigin
+	}
+	if o.Manifest == nil {
+		o.Manifest = specManifest(t)
+	}
+	o.Actions = map[string]ActionHandler{
+		"catalog.find": ActionFunc(func(ctx context.Context, req *ActionRequest) (any, error) {
+			var in struct {
+				Query string `json:"query"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			s.count()
+			if in.Query == "boom" {
+				return nil, errors.New("db: connection refused to 10.0.0.5:5432 password=hunter2")
+			}
+			return map[string]string{"productId": "kbd-75"}, nil
+		}),
+		"cart.add": ActionFunc(func(ctx context.Context, req *ActionRequest) (any, error) {
+			s.count()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.signedIn {
+				return nil, &Error{Status: 401, Code: "unauthorized", Message: "Sign in first."}
+			}
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			s.cart = append(s.cart, in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": ActionFunc(func(ctx context.Context, req *ActionRequest) (any, error) {
+			s.count()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			items := []map[string]any{}
+			for _, p := range s.cart {
+				items = append(items, map[string]any{"productId": p, "quantity": 1})
+			}
+			return map[string]any{"items": items}, nil
+		}),
+	}
+	h, err := NewHandler(o)
+	require.NoError(t, err)
+	s.h = h
+	return s
+}
+
+func (s *testSite) count() {
+	s.mu.Lock()
+	s.calls++
+	s.mu.Unlock()
+}
+
+const specBatch = `{"version":"0.1","operations":[
+ {"id":"find","action":"catalog.find","input":{"query":"wireless keyboard"}},
+ {"id":"add","action":"cart.add","input":{"productId":{"$ref":"find.productId"}}},
+ {"id":"verify","action":"cart.state","input":{}}]}`
+
+func post(h http.Handler, body string, hdr map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func decodeEnvelope(t *testing.T, rec *httptest.ResponseRecorder) Response {
+	t.Helper()
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	var r Response
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), rec.Body.String())
+	assert.Equal(t, Protocol, r.Protocol)
+	assert.NotZero(t, r.Pacing.MaxConcurrency, "every response carries pacing")
+	if !r.OK {
+		assert.NotEmpty(t, r.Error, "a failure has a top-level string error")
+		assert.NotEmpty(t, r.Code)
+	}
+	return r
+}
+
+func TestHandlerSpecBatch(t *testing.T) {
+	s := newTestSite(t, nil)
+	rec := post(s.h, specBatch, nil)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.JSONEq(t, `{"ok":true,"protocol":"webagents/0.1","pacing":{"minIntervalMs":120,"maxConcurrency":2},
+		"results":{"find":{"productId":"kbd-75"},"add":{"added":true},"verify":{"items":[{"productId":"kbd-75","quantity":1}]}}}`,
+		rec.Body.String())
+	assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
+	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"))
+}
+
+func TestHandlerFailureEnvelope(t *testing.T) {
+	s := newTestSite(t, nil)
+	s.signedIn = false
+	rec := post(s.h, specBatch, nil)
+	require.Equal(t, 401, rec.Code)
+	assert.JSONEq(t, `{"ok":false,"protocol":"webagents/0.1","pacing":{"minIntervalMs":120,"maxConcurrency":2},
+		"error":"Sign in first.","code":"unauthorized","operation":"add",
+		"results":{"find":{"productId":"kbd-75"}},
+		"errors":{"add":{"code":"unauthorized","message":"Sign in first.","status":401}},
+		"skipped":["verify"]}`, rec.Body.String())
+}
+
+func TestHandlerInternalsNeverLeak(t *testing.T) {
+	s := newTestSite(t, nil)
+	rec := post(s.h, `{"version":"0.1","operations":[{"id":"a","action":"catalog.find","input":{"query":"boom"}}]}`, nil)
+	require.Equal(t, 500, rec.Code)
+	r := decodeEnvelope(t, rec)
+	assert.Equal(t, CodeInternal, r.Code)
+	assert.NotContains(t, rec.Body.String(), "hunter2")
+	assert.NotContains(t, rec.Body.String(), "10.0.0.5")
+}
+
+// TestHandlerRequestCodes reaches every request-level code over HTTP.
+func TestHandlerRequestCodes(t *testing.T) {
+	s := newTestSite(t, nil)
+	one := func(action, input string) string {
+		return `{"version":"0.1","operations":[{"id":"a","action":"` + action + `","input":` + input + `}]}`
+	}
+	tests := []struct {
+		name   string
+		body   string
+		hdr    map[string]string
+		status int
+		code   string
+	}{
+		{"bad JSON", `{"version":`, nil, 400, CodeInvalidRequest},
+		{"empty body", ``, nil, 400, CodeInvalidRequest},
+		{"duplicate key", `{"version":"0.1","operations":[{"id":"a","id":"b","action":"cart.state"}]}`, nil, 400, CodeInvalidRequest},
+		{"unsupported version", `{"version":"1.0","operations":[{"id":"a","action":"cart.state"}]}`, nil, 400, CodeUnsupportedVersion},
+		{"duplicate ids", `{"version":"0.1","operations":[` + strings.Repeat(`{"id":"a","action":"cart.state"},`, 8) + `{"id":"z","action":"cart.state"}]}`, nil, 400, CodeInvalidRequest},
+		{"too many (unique ids)", manyStates(9), nil, 400, CodeTooManyOperations},
+		{"unknown action", one("admin.drop", `{}`), nil, 400, CodeUnknownAction},
+		{"out of scope for the Referer", one("cart.state", `{}`), map[string]string{"Referer": testOrigin + "/about"}, 400, CodeUnknownAction},
+		{"in scope for the Referer", one("cart.state", `{}`), map[string]string{"Referer": testOrigin + "/products/kbd-75"}, 200, ""},
+		{"invalid input", one("catalog.find", `{"query":7}`), nil, 400, CodeInvalidInput},
+		{"invalid graph", `{"version":"0.1","operations":[{"id":"a","action":"cart.state","dependsOn":["a"]}]}`, nil, 400, CodeInvalidGraph},
+		{"unresolved reference", `{"version":"0.1","operations":[{"id":"f","action":"catalog.find","input":{"query":"x"}},
+			{"id":"a","action":"cart.add","input":{"productId":{"$ref":"f.nothing"}}}]}`, nil, 400, CodeUnresolvedReference},
+		{"payload too large", one("cart.state", `{"pad":"`+strings.Repeat("x", DefaultMaxBodyChars)+`"}`), nil, 413, CodePayloadTooLarge},
+		{"payload too large by code points", one("cart.state", `{"pad":"`+strings.Repeat("é", DefaultMaxBodyChars)+`"}`), nil, 413, CodePayloadTooLarge},
+		{"text/plain", specBatch, map[string]string{"Content-Type": "text/plain"}, 415, CodeUnsupportedMediaType},
+		{"form", specBatch, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, CodeUnsupportedMediaType},
+		{"no content type", specBatch, map[string]string{"Content-Type": ""}, 415, CodeUnsupportedMediaType},
+		{"json with charset", one("cart.state", `{}`), map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200, ""},
+		{"json with other charset", specBatch, map[string]string{"Content-Type": "application/json; charset=latin1"}, 415, CodeUnsupportedMediaType},
+		{"bad idempotency key", specBatch, map[string]string{"Idempotency-Key": `"a b"`}, 400, CodeInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := post(s.h, tt.body, tt.hdr)
+			assert.Equal(t, tt.status, rec.Code, rec.Body.String())
+			r := decodeEnvelope(t, rec)
+			assert.Equal(t, tt.code, r.Code)
+		})
+	}
+}
+
+func manyStates(n int) string {
+	var list []string
+	for i := 0; i < n; i++ {
+		list = append(list, `{"id":"s`+string(rune('a'+i))+`","action":"cart.state"}`)
+	}
+	return ops(list...)
+}
+
+// TestHandlerCSRFMatrix: what a browser attacker can and cannot send.
+func TestHandlerCSRFMatrix(t *testing.T) {
+	s := newTestSite(t, nil)
+	state := `{"version":"0.1","operations":[{"id":"a","action":"cart.state"}]}`
+	tests := []struct {
+		name   string
+		method string
+		hdr    map[string]string
+		status int
+		code   string
+	}{
+		{"same origin", "POST", map[string]string{"Origin": testOrigin, "Sec-Fetch-Site": "same-origin"}, 200, ""},
+		{"no Origin (non-browser)", "POST", nil, 200, ""},
+		{"same-site allowed", "POST", map[string]string{"Sec-Fetch-Site": "same-site"}, 200, ""},
+		{"cross origin", "POST", map[string]string{"Origin": "https://evil.example"}, 403, CodeForbiddenOrigin},
+		{"origin differing in scheme", "POST", map[string]string{"Origin": "http://shop.example"}, 403, CodeForbiddenOrigin},
+		{"origin differing in port", "POST", map[string]string{"Origin": "https://shop.example:8443"}, 403, CodeForbiddenOrigin},
+		{"null origin", "POST", map[string]string{"Origin": "null"}, 403, CodeForbiddenOrigin},
+		{"cross-site fetch", "POST", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, CodeForbiddenOrigin},
+		{"cross-site form", "POST", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"}, 403, CodeForbiddenOrigin},
+		{"same-origin form", "POST", map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, 415, CodeUnsupportedMediaType},
+		{"forwarded host ignored", "POST", map[string]string{"Origin": "https://evil.example", "X-Forwarded-Host": "evil.example", "Host": "evil.example"}, 403, CodeForbiddenOrigin},
+		{"preflight", "OPTIONS", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}, 405, CodeMethodNotAllowed},
+		{"GET", "GET", nil, 405, CodeMethodNotAllowed},
+		{"HEAD", "HEAD", nil, 405, CodeMethodNotAllowed},
+		{"PUT", "PUT", nil, 405, CodeMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, testOrigin+"/api/agent/workflow", strings.NewReader(state))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tt.hdr {
+				req.Header.Set(k, v)
+			}
+			if h := tt.hdr["Host"]; h != "" {
+				req.Host = h
+			}
+			rec := httptest.NewRecorder()
+			s.h.ServeHTTP(rec, req)
+			assert.Equal(t, tt.status, rec.Code, rec.Body.String())
+			r := decodeEnvelope(t, rec)
+			assert.Equal(t, tt.code, r.Code)
+			for k := range rec.Header() {
+				assert.NotContains(t, strings.ToLower(k), "access-control", "no CORS headers at all")
+			}
+			if tt.status == 405 {
+				assert.Equal(t, "POST", rec.Header().Get("Allow"))
+			}
+			assert.Empty(t, rec.Header().Get("Location"), "never redirects")
+		})
+	}
+}
+
+// TestHandlerDiscoveryMatrix: GET and HEAD of both documents.
+func TestHandlerDiscoveryMatrix(t *testing.T) {
+	s := newTestSite(t, nil)
+	bodies := map[string]string{}
+	for _, tt := range []struct {
+		path, contentType string
+	}{{MarkdownPath, "text/markdown; charset=utf-8"}, {WellKnownPath, "application/json"}} {
+		get := httptest.NewRecorder()
+		s.h.ServeHTTP(get, httptest.NewRequest(http.MethodGet, testOrigin+tt.path, nil))
+		head := httptest.NewRecorder()
+		s.h.ServeHTTP(head, httptest.NewRequest(http.MethodHead, testOrigin+tt.path, nil))
+		assert.Equal(t, 200, get.Code)
+		assert.Equal(t, 200, head.Code)
+		assert.Equal(t, tt.contentType, get.Header().Get("Content-Type"))
+		assert.Equal(t, get.Header(), head.Header(), "HEAD has the same headers")
+		assert.Empty(t, head.Body.Bytes(), "HEAD has no body")
+		assert.Equal(t, get.Header().Get("Content-Length"), itoa(get.Body.Len()))
+		bodies[tt.path] = get.Body.String()
+
+		post := httptest.NewRecorder()
+		s.h.ServeHTTP(post, httptest.NewRequest(http.MethodPost, testOrigin+tt.path, nil))
+		assert.Equal(t, 405, post.Code)
+		assert.Equal(t, "GET, HEAD", post.Header().Get("Allow"))
+	}
+	md, _, err := extractManifest([]byte(bodies[MarkdownPath]), true)
+	require.NoError(t, err)
+	assert.True(t, sameJSON(md, []byte(bodies[WellKnownPath])), "both documents carry the same manifest")
+
+	nf := httptest.NewRecorder()
+	s.h.ServeHTTP(nf, httptest.NewRequest(http.MethodGet, testOrigin+"/other", nil))
+	assert.Equal(t, 404, nf.Code)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestNewHandlerErrors(t *testing.T) {
+	m := specManifest(t)
+	noop := ActionFunc(func(context.Context, *ActionRequest) (any, error) { return nil, nil })
+	all := map[string]ActionHandler{"catalog.find": noop, "cart.add": noop, "cart.state": noop}
+	cross := manifestWith(t, "", `{"a":{}}`)
+	cross.Workflow.Endpoint = "https://evil.example/api"
+	tests := []struct {
+		name string
+		opts HandlerOptions
+	}{
+		{"no manifest", HandlerOptions{Origin: testOrigin, Actions: all}},
+		{"bad origin", HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
+		{"ftp origin", HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
+		{"missing handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
+		{"unpublished handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
+		{"cross-origin endpoint", HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
+		{"body limit below protocol", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewHandler(tt.opts)
+			assert.Error(t, err)
+		})
+	}
+	// A manifest built in Go is validated too.
+	bad := &Manifest{Version: "0.1", Workflow: Workflow{Endpoint: "/e", MaxOperations: 99},
+		Actions: map[string]*Action{"a": {Effect: "nope"}}}
+	_, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.GreaterOrEqual(t, len(ve.Problems), 2)
+}
+
+func TestHandlerLoopbackOrigin(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
+		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+	send := func(origin string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/api/agent/workflow", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, 200, send(srv.URL), "the listener's loopback address is the public origin")
+	assert.Equal(t, 403, send("http://localhost:1"))
+
+	// Not on a loopback address (simulated): refused.
+	rec := post(h, body, nil)
+	assert.Equal(t, 403, rec.Code)
+}
+
+func TestHandlerContextHook(t *testing.T) {
+	type userKey struct{}
+	m := manifestWith(t, "", `{"me":{}}`)
+	var seen string
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			switch r.Header.Get("Authorization") {
+			case "Bearer good":
+				http.SetCookie(w, &http.Cookie{Name: "seen", Value: "1"})
+				return context.WithValue(r.Context(), userKey{}, "alice"), nil
+			case "Bearer expired":
+				return nil, &Error{Status: 401, Code: "unauthorized", Message: "Session expired."}
+			default:
+				return nil, errors.New("session store down: redis://secret@10.1.1.1")
+			}
+		},
+		Actions: map[string]ActionHandler{"me": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			seen, _ = ctx.Value(userKey{}).(string)
+			return seen, nil
+		})}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"me"}]}`
+	rec := post(h, body, map[string]string{"Authorization": "Bearer good"})
+	assert.Equal(t, 200, rec.Code)
+	assert.Equal(t, "alice", seen)
+	assert.Contains(t, rec.Header().Get("Set-Cookie"), "seen=1")
+	rec = post(h, body, map[string]string{"Authorization": "Bearer expired"})
+	assert.Equal(t, 401, rec.Code)
+	assert.Equal(t, "unauthorized", decodeEnvelope(t, rec).Code)
+	rec = post(h, body, nil)
+	assert.Equal(t, 500, rec.Code)
+	assert.NotContains(t, rec.Body.String(), "secret")
+}
+
+func TestHandlerIdempotency(t *testing.T) {
+	s := newTestSite(t, nil)
+	key := map[string]string{"Idempotency-Key": `"order-1"`}
+	first := post(s.h, specBatch, key)
+	require.Equal(t, 200, first.Code)
+	calls := s.calls
+	replay := post(s.h, specBatch, key)
+	assert.Equal(t, 200, replay.Code)
+	assert.Equal(t, first.Body.String(), replay.Body.String(), "the stored body, unchanged")
+	assert.Equal(t, "true", replay.Header().Get("Idempotent-Replayed"))
+	assert.Equal(t, calls, s.calls, "executed at most once")
+	assert.Len(t, s.cart, 1)
+
+	reused := post(s.h, `{"version":"0.1","operations":[{"id":"v","action":"cart.state"}]}`, key)
+	assert.Equal(t, 422, reused.Code)
+	assert.Equal(t, CodeIdempotencyKeyReused, decodeEnvelope(t, reused).Code)
+
+	// Another client address is another scope.
+	req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow", strings.NewReader(specBatch))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "order-1")
+	req.RemoteAddr = "192.0.2.99:1234"
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, req)
+	assert.Equal(t, 200, rec.Code)
+	assert.Empty(t, rec.Header().Get("Idempotent-Replayed"))
+	assert.Len(t, s.cart, 2)
+
+	// Failures are stored too: a retry does not run the batch again.
+	s.signedIn = false
+	k2 := map[string]string{"Idempotency-Key": "order-2"}
+	assert.Equal(t, 401, post(s.h, specBatch, k2).Code)
+	s.signedIn = true
+	again := post(s.h, specBatch, k2)
+	assert.Equal(t, 401, again.Code)
+	assert.Equal(t, "true", again.Header().Get("Idempotent-Replayed"))
+}
+
+func TestHandlerIdempotencyInProgress(t *testing.T) {
+	m := manifestWith(t, "", `{"slow":{"effect":"write"}}`)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+		"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			close(started)
+			<-release
+			return "done", nil
+		})}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`
+	key := map[string]string{"Idempotency-Key": "k"}
+	done := make(chan int)
+	go func() { done <- post(h, body, key).Code }()
+	<-started
+	rec := post(h, body, key)
+	assert.Equal(t, 409, rec.Code)
+	assert.Equal(t, CodeIdempotencyInProgress, decodeEnvelope(t, rec).Code)
+	close(release)
+	assert.Equal(t, 200, <-done)
+	assert.Equal(t, "true", post(h, body, key).Header().Get("Idempotent-Replayed"))
+}
+
+func TestHandlerIdempotencySessionScope(t *testing.T) {
+	m := manifestWith(t, "", `{"w":{"effect":"write"}}`)
+	var calls int
+	var mu sync.Mutex
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+		},
+		Actions: map[string]ActionHandler{"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			return calls, nil
+		})}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"w"}]}`
+	post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": "alice"})
+	post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": "alice"})
+	post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": "bob"})
+	assert.Equal(t, 2, calls, "once per (session, key)")
+}
+
+func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(2)
+		fp := [32]byte{1}
+		rec, err := s.Reserve(ctx, "a", fp, time.Hour)
+		require.NoError(t, err)
+		assert.Nil(t, rec)
+		rec, err = s.Reserve(ctx, "a", fp, time.Hour)
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+		assert.False(t, rec.Completed)
+		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}, time.Hour))
+		_, err = s.Reserve(ctx, "b", fp, time.Hour)
+		require.NoError(t, err)
+		// Full: the oldest completed entry makes room.
+		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
+		require.NoError(t, err)
+		assert.Nil(t, rec)
+		assert.Equal(t, 2, s.Len())
+		// Full of running requests: refused.
+		_, err = s.Reserve(ctx, "d", fp, time.Hour)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, CodeRateLimited, e.Code)
+		// Released and expired entries go.
+		require.NoError(t, s.Release(ctx, "b"))
+		assert.Equal(t, 1, s.Len())
+		time.Sleep(2 * time.Hour)
+		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
+		require.NoError(t, err)
+		assert.Nil(t, rec, "an expired key is new again")
+	})
+}
+
+func TestHandlerDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manifestWith(t, "", `{"slow":{}}`)
+		h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
+			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})}})
+		require.NoError(t, err)
+		start := time.Now()
+		rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`, nil)
+		assert.Equal(t, 2*time.Second, time.Since(start))
+		assert.Equal(t, 504, rec.Code)
+		assert.Equal(t, CodeTimeout, decodeEnvelope(t, rec).Code)
+	})
+}
+
+func TestHandlerRateLimited(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Limiter: limiterFunc(func(context.Context, string) error {
+			return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
+		}),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, nil)
+	assert.Equal(t, 429, rec.Code)
+	r := decodeEnvelope(t, rec)
+	assert.Equal(t, CodeRateLimited, r.Code)
+	assert.Equal(t, "x", r.Operation)
+}
+
+type limiterFunc func(ctx context.Context, session string) error
+
+func (f limiterFunc) Wait(ctx context.Context, session string) error { return f(ctx, session) }
+
+func TestHandlerResultTooLarge(t *testing.T) {
+	m := manifestWith(t, "", `{"big":{}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
+		Actions: map[string]ActionHandler{"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+			return strings.Repeat("x", 200), nil
+		})}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"big"}]}`, nil)
+	assert.Equal(t, 500, rec.Code)
+	assert.Equal(t, CodeResultTooLarge, decodeEnvelope(t, rec).Code)
+}
+
+func TestHandlerReferencesDisabled(t *testing.T) {
+	m := manifestWith(t, `"references":false`, `{"a":{}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"},{"id":"y","action":"a","input":{"v":{"$ref":"x"}}}]}`, nil)
+	assert.Equal(t, 400, rec.Code)
+	assert.Equal(t, CodeReferencesDisabled, decodeEnvelope(t, rec).Code)
+}
+
+func TestHandlerLimiterScope(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	var mu sync.Mutex
+	var scopes []string
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+		},
+		Limiter: limiterFunc(func(_ context.Context, scope string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			scopes = append(scopes, scope)
+			return nil
+		}),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+	post(h, body, map[string]string{"X-Session": "alice"})
+	post(h, body, nil) // no session: paced by client address
+	assert.Equal(t, []string{"session:alice", "addr:192.0.2.1"}, scopes)
+}

@@ -1,0 +1,148 @@
+package webagents
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Reference is a parsed "$ref" value: an operation id and a path into its
+// result. Path segments are object keys, or decimal indexes into arrays.
+type Reference struct {
+	Operation string
+	Path      []string
+}
+
+// ParseReference parses "opId" or "opId.seg.seg…". It returns false for an
+// invalid operation id or an empty segment.
+func ParseReference(s string) (Reference, bool) {
+	id, rest, dotted := strings.Cut(s, ".")
+	if !validOpID(id) {
+		return Reference{}, false
+	}
+	r := Reference{Operation: id}
+	if !dotted {
+		return r, true
+	}
+	r.Path = strings.Split(rest, ".")
+	for _, seg := range r.Path {
+		if seg == "" {
+			return Reference{}, false
+		}
+	}
+	return r, true
+}
+
+// String returns the reference in its wire form.
+func (r Reference) String() string {
+	if len(r.Path) == 0 {
+		return r.Operation
+	}
+	return r.Operation + "." + strings.Join(r.Path, ".")
+}
+
+// Resolve walks a decoded JSON value (as produced by encoding/json with
+// UseNumber or without) along the reference's path. It returns false for a
+// missing key, an index out of range, or a path into a non-container.
+func (r Reference) Resolve(v any) (any, bool) {
+	for _, seg := range r.Path {
+		switch t := v.(type) {
+		case map[string]any:
+			e, ok := t[seg]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			i, ok := arrayIndex(seg)
+			if !ok || i >= len(t) {
+				return nil, false
+			}
+			v = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// arrayIndex parses a canonical decimal index ("0", "17"; not "01" or "+1").
+func arrayIndex(seg string) (int, bool) {
+	if seg == "" || len(seg) > 9 || (len(seg) > 1 && seg[0] == '0') || !isDigits(seg) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(seg)
+	return n, err == nil
+}
+
+// collectRefs returns the references of a decoded input, or ok false when a
+// reference value is malformed.
+func collectRefs(tree any) (refs []Reference, ok bool) {
+	ok = true
+	walkRefs(tree, func(v any) {
+		s, isString := v.(string)
+		r, valid := ParseReference(s)
+		if !isString || !valid {
+			ok = false
+			return
+		}
+		refs = append(refs, r)
+	})
+	return refs, ok
+}
+
+// substituteRefs returns tree with every reference replaced by the value it
+// resolves to; lookup returns the decoded result of an operation. The
+// second result is the first reference that did not resolve.
+func substituteRefs(tree any, lookup func(id string) any) (any, *Reference) {
+	switch t := tree.(type) {
+	case map[string]any:
+		if ref, ok := t["$ref"]; ok && len(t) == 1 {
+			s, _ := ref.(string)
+			r, valid := ParseReference(s)
+			if !valid {
+				return nil, &r
+			}
+			v, found := r.Resolve(lookup(r.Operation))
+			if !found {
+				return nil, &r
+			}
+			return v, nil
+		}
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			v, bad := substituteRefs(e, lookup)
+			if bad != nil {
+				return nil, bad
+			}
+			out[k] = v
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			v, bad := substituteRefs(e, lookup)
+			if bad != nil {
+				return nil, bad
+			}
+			out[i] = v
+		}
+		return out, nil
+	default:
+		return tree, nil
+	}
+}
+
+// resolveInput substitutes the references of a raw input and re-encodes it.
+func resolveInput(input json.RawMessage, lookup func(id string) any) (json.RawMessage, *Reference, error) {
+	tree, err := decodeTree(input)
+	if err != nil {
+		return nil, nil, err
+	}
+	resolved, bad := substituteRefs(tree, lookup)
+	if bad != nil {
+		return nil, bad, nil
+	}
+	out, err := marshalCompact(resolved)
+	return out, nil, err
+}
