@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
 // Extension is what a Server forwards agent requests to: the browser
@@ -77,7 +79,8 @@ type Call struct {
 
 	prev, next *Call // in conn.calls
 
-	hostID uint64 // set by Host
+	hostID uint64       // set by Host
+	reqBuf wire.Releaser // the request frame's buffer, released after the reply is written
 
 	mu     sync.Mutex // guards timer, ctx and cancel
 	ctx    context.Context
@@ -92,7 +95,7 @@ type callResult struct {
 // Reply answers c with result, relayed to the agent byte for byte (nil
 // means null). result must be valid JSON and must not be modified after
 // the call. Only the first of Reply and Fail counts.
-func (c *Call) Reply(result json.RawMessage) { c.complete(result, nil, false) }
+func (c *Call) Reply(result json.RawMessage) { c.complete(result, nil, false, nil) }
 
 // Fail answers c with an error. The agent receives err.Error() as the
 // reply's error string, so a *RemoteError passes its message unchanged.
@@ -101,7 +104,7 @@ func (c *Call) Fail(err error) {
 	if err == nil {
 		err = &RemoteError{Message: "unknown error"}
 	}
-	c.complete(nil, err, false)
+	c.complete(nil, err, false, nil)
 }
 
 // Context returns a context canceled once c is answered, times out, its
@@ -120,9 +123,13 @@ func (c *Call) Context() context.Context {
 
 // complete answers c once. fromServer marks a completion the extension
 // did not make (a timeout, the client leaving, the server closing): the
-// extension is told to forget the call.
-func (c *Call) complete(result []byte, err error, fromServer bool) bool {
+// extension is told to forget the call. resultBuf, when not nil, holds
+// result and is released once the reply no longer needs it.
+func (c *Call) complete(result []byte, err error, fromServer bool, resultBuf wire.Releaser) bool {
 	if !c.done.CompareAndSwap(false, true) {
+		if resultBuf != nil {
+			resultBuf.Release()
+		}
 		return false
 	}
 	c.mu.Lock()
@@ -138,7 +145,7 @@ func (c *Call) complete(result []byte, err error, fromServer bool) bool {
 			f.forget(c)
 		}
 	}
-	c.srv.finish(c, result, err)
+	c.srv.finish(c, result, err, resultBuf)
 	return true
 }
 
@@ -153,7 +160,7 @@ func (c *Call) startTimer() {
 	c.mu.Unlock()
 }
 
-func (c *Call) expire() { c.complete(nil, TimeoutError(c.Type), true) }
+func (c *Call) expire() { c.complete(nil, TimeoutError(c.Type), true, nil) }
 
 // goFunc runs fn(ctx) in a goroutine the server waits for on Close.
 func (c *Call) goFunc(fn func(ctx context.Context)) {

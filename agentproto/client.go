@@ -1,6 +1,8 @@
 package agentproto
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +75,7 @@ type Client struct {
 type clientCall struct {
 	done   chan struct{}
 	result []byte
+	buf    *wire.Buffer // holds result
 	err    error
 }
 
@@ -177,11 +180,11 @@ func (c *Client) Call(ctx context.Context, typ string, payload any, result any) 
 			return ctxError(ctx, context.DeadlineExceeded)
 		}
 	}
-	res, err := c.do(ctx, typ, raw, timeout)
+	res, buf, err := c.do(ctx, typ, raw, timeout)
 	if err != nil {
 		return err
 	}
-	return decodeResult(res, result)
+	return decodeResult(res, buf, result)
 }
 
 func encodePayload(payload any) ([]byte, error) {
@@ -206,15 +209,20 @@ func encodePayload(payload any) ([]byte, error) {
 	return raw, nil
 }
 
-func decodeResult(res []byte, result any) error {
+// decodeResult decodes res into result and releases buf, unless result
+// is a *json.RawMessage, which keeps the bytes.
+func decodeResult(res []byte, buf *wire.Buffer, result any) error {
 	switch r := result.(type) {
 	case nil:
+		buf.Release()
 		return nil
 	case *json.RawMessage:
 		*r = res
 		return nil
 	}
-	if err := json.Unmarshal(res, result); err != nil {
+	err := json.Unmarshal(res, result)
+	buf.Release()
+	if err != nil {
 		return fmt.Errorf("agentproto: decoding result: %w", err)
 	}
 	return nil
@@ -232,14 +240,15 @@ func ctxError(ctx context.Context, fallback error) error {
 	return err
 }
 
-// do sends one request and waits for the raw result.
-func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout time.Duration) ([]byte, error) {
+// do sends one request and waits for the raw result, held by the
+// returned buffer (which the caller releases, or keeps for good).
+func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout time.Duration) ([]byte, *wire.Buffer, error) {
 	call := &clientCall{done: make(chan struct{})}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	c.nextID++
 	id := c.nextID
@@ -262,30 +271,37 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
-	if err := c.out.Push(head, payload, tail); err != nil {
+	if err := c.out.Push(&wire.Frame{Head: head, Body: payload, Tail: tail}); err != nil {
 		c.forget(id)
 		c.mu.Lock()
 		lost := c.err
 		c.mu.Unlock()
 		if lost != nil {
-			return nil, lost
+			return nil, nil, lost
 		}
-		return nil, fmt.Errorf("agentproto: sending request: %w", err)
+		return nil, nil, fmt.Errorf("agentproto: sending request: %w", err)
 	}
 
 	select {
 	case <-call.done:
-		return call.result, call.err
+		return call.result, call.buf, call.err
 	case <-ctx.Done():
-		c.forget(id)
-		return nil, ctxError(ctx, nil)
+		if !c.forget(id) {
+			// The answer won the race: the reader handed it over.
+			<-call.done
+			call.buf.Release()
+		}
+		return nil, nil, ctxError(ctx, nil)
 	}
 }
 
-func (c *Client) forget(id uint64) {
+// forget drops a pending call and reports whether it was still pending.
+func (c *Client) forget(id uint64) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id]
 	delete(c.pending, id)
-	c.mu.Unlock()
+	return ok
 }
 
 func (c *Client) writeLoop() {
@@ -296,11 +312,13 @@ func (c *Client) writeLoop() {
 }
 
 func (c *Client) readLoop() {
-	r := nativemsg.NewReader(c.nc, &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
 	var err error
 	for {
 		var frame []byte
-		frame, err = r.ReadMessage(nil)
+		var buf *wire.Buffer
+		frame, buf, err = wire.ReadFrame(br, r)
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
 				c.log.Warn("agentproto: ignoring a malformed frame from the bridge", "err", err)
@@ -308,12 +326,14 @@ func (c *Client) readLoop() {
 			}
 			break
 		}
-		c.handleFrame(frame)
+		c.handleFrame(frame, buf)
 	}
 	c.shutdown(err)
 }
 
-func (c *Client) handleFrame(frame []byte) {
+// handleFrame routes one frame; buf holds it and goes with a result to
+// its call, or is released here.
+func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	var it wire.Members
 	it.Reset(frame)
 	var id, result, errMsg, kind, event []byte
@@ -333,11 +353,13 @@ func (c *Client) handleFrame(frame []byte) {
 		}
 	}
 	if err := it.Err(); err != nil {
+		buf.Release()
 		c.log.Warn("agentproto: ignoring a malformed frame from the bridge", "err", err)
 		return
 	}
 	if id == nil && string(kind) == `"event"` && event != nil {
-		c.deliverEvent(event)
+		c.deliverEvent(bytes.Clone(event))
+		buf.Release()
 		return
 	}
 	n, ok := parseCallID(id)
@@ -347,6 +369,7 @@ func (c *Client) handleFrame(frame []byte) {
 			// this client sends can cause one, so it is only logged.
 			c.log.Warn("agentproto: the bridge reported an error for no request", "error", msg)
 		}
+		buf.Release()
 		return
 	}
 	c.mu.Lock()
@@ -354,14 +377,17 @@ func (c *Client) handleFrame(frame []byte) {
 	delete(c.pending, n)
 	c.mu.Unlock()
 	if call == nil {
+		buf.Release()
 		return // the caller gave up
 	}
 	if msg, isErr := errorText(errMsg); isErr {
 		call.err = &RemoteError{Message: msg}
+		buf.Release()
 	} else if result != nil {
-		call.result = result
+		call.result, call.buf = result, buf
 	} else {
 		call.result = nullResult
+		buf.Release()
 	}
 	close(call.done)
 }

@@ -2,7 +2,6 @@ package agentproto
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"time"
@@ -182,12 +181,12 @@ func (c *Client) WaitTask(ctx context.Context, p WaitParams) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.do(ctx, TypeTasksWait, raw, timeout)
+	res, buf, err := c.do(ctx, TypeTasksWait, raw, timeout)
 	if err != nil {
 		return nil, err
 	}
 	var r *Task
-	if err := json.Unmarshal(res, &r); err != nil {
+	if err := decodeResult(res, buf, &r); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -139,7 +139,9 @@ func (h *Host) Forward(c *Call) {
 	}
 	c.hostID = id
 	h.pending[id] = c
-	err := h.out.Push(head, c.Payload, requestTail)
+	// The payload is copied: the request's buffer is released when the
+	// agent's reply is written, which may come first (a timeout).
+	err := h.out.Push(&wire.Frame{Head: head, Body: c.Payload, Tail: requestTail, CopyBody: true})
 	if err != nil {
 		delete(h.pending, id)
 	}
@@ -240,10 +242,28 @@ func (h *Host) Close() error {
 	return h.conn.Close()
 }
 
+// hostReadBuffer is the smallest pooled buffer a frame from the extension
+// is read into; the Conn's Reader only uses it when the frame fits, so the
+// Host asks for one as large as the previous frame needed.
+const hostReadBuffer = 64 << 10
+
 func (h *Host) readLoop() error {
 	var f extensionFrame
+	want := hostReadBuffer
 	for {
-		frame, err := h.conn.ReadMessage(nil)
+		buf := wire.GetBuffer(want)
+		frame, err := h.conn.ReadMessage(buf.B[:0])
+		if err == nil {
+			if cap(frame) == cap(buf.B) {
+				buf.B = frame
+			} else {
+				buf.Release()
+				buf = &wire.Buffer{B: frame}
+			}
+			want = max(len(frame), hostReadBuffer)
+		} else {
+			buf.Release()
+		}
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
 				h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)
@@ -252,45 +272,56 @@ func (h *Host) readLoop() error {
 			return err
 		}
 		if err := decodeExtensionFrame(frame, &f); err != nil {
+			buf.Release()
 			h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)
 			continue
 		}
 		switch string(f.kind) {
 		case KindResponse:
-			h.deliver(&f)
+			h.deliver(&f, buf)
 		case KindEvent:
 			if f.event != nil {
 				if p := h.publish.Load(); p != nil {
 					(*p)(f.event)
 				}
 			}
+			// Small events were copied to every client; large ones stay
+			// borrowed until written, so their buffer is left to the
+			// garbage collector.
+			if len(f.event) <= wire.CopyLimit {
+				buf.Release()
+			}
 		case KindHello:
+			buf.Release()
 			if !h.online.Swap(true) {
 				h.log.Info("agentproto: extension online")
 			}
 		default:
+			buf.Release()
 			h.log.Debug("agentproto: ignoring a frame of unknown kind")
 		}
 	}
 }
 
-func (h *Host) deliver(f *extensionFrame) {
+// deliver answers the pending call a response is for; buf holds the frame.
+func (h *Host) deliver(f *extensionFrame, buf *wire.Buffer) {
 	id, ok := wire.ParseUint(f.id)
-	if !ok {
-		h.log.Debug("agentproto: dropping a response with an unknown id")
-		return
+	var c *Call
+	if ok {
+		h.mu.Lock()
+		c = h.pending[id]
+		delete(h.pending, id)
+		h.mu.Unlock()
 	}
-	h.mu.Lock()
-	c := h.pending[id]
-	delete(h.pending, id)
-	h.mu.Unlock()
 	if c == nil {
+		buf.Release()
 		h.log.Debug("agentproto: dropping a response with an unknown id")
 		return
 	}
 	if msg, isErr := errorText(f.errorMsg); isErr {
+		buf.Release()
 		c.Fail(&RemoteError{Message: msg})
 		return
 	}
-	c.Reply(f.result)
+	c.complete(f.result, nil, false, buf)
 }

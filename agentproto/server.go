@@ -1,6 +1,8 @@
 package agentproto
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -38,6 +40,10 @@ const (
 	// up is disconnected, so that a slow reader never holds the others up.
 	DefaultMaxQueuedBytes = 96 << 20
 )
+
+// readBufferSize is the read buffer of each connection: frames that
+// arrive together are read with one system call.
+const readBufferSize = 32 << 10
 
 // maxReplySize is the largest reply frame written to a client: anything
 // the frame header can say, since results are relayed whatever their size
@@ -377,8 +383,9 @@ var (
 func (s *Server) publish(event json.RawMessage) {
 	var slow []*serverConn
 	s.mu.Lock()
+	f := wire.Frame{Head: eventHead, Body: event, Tail: closeBrace}
 	for c := range s.conns {
-		if err := c.out.Push(eventHead, event, closeBrace); errors.Is(err, wire.ErrQueueFull) {
+		if err := c.out.Push(&f); errors.Is(err, wire.ErrQueueFull) {
 			slow = append(slow, c)
 		}
 	}
@@ -413,28 +420,29 @@ func newID() []byte {
 }
 
 // dispatch handles one decoded request: auth, then health locally, then
-// everything else to the extension.
-func (s *Server) dispatch(c *serverConn, r *request) {
+// everything else to the extension. buf holds the request's frame.
+func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 	if r.id == nil {
 		r.id = newID()
 	}
 	if err := s.authorize(r); err != nil {
-		c.pushError(r.id, err.Message)
+		c.pushError(r.id, err.Message, buf)
 		return
 	}
 	if r.typ == nil {
-		c.pushError(r.id, MsgInvalidType)
+		c.pushError(r.id, MsgInvalidType, buf)
 		return
 	}
 	if r.typeStr == TypeHealth {
-		var buf [128]byte
-		c.pushResult(r.id, s.appendHealth(buf[:0]))
+		var health [128]byte
+		c.pushResult(r.id, s.appendHealth(health[:0]), buf, nil)
 		return
 	}
 	call := s.newCall(r)
 	call.conn = c
+	call.reqBuf = buf
 	if refusal := c.admit(call); refusal != nil {
-		c.pushError(r.id, refusal.Message)
+		c.pushError(r.id, refusal.Message, buf)
 		return
 	}
 	s.forward(call)
@@ -461,26 +469,35 @@ func (s *Server) newCall(r *request) *Call {
 // forward starts the timer and hands an admitted call to the extension.
 func (s *Server) forward(call *Call) {
 	if s.isClosing() {
-		call.complete(nil, errShuttingDown, false)
+		call.complete(nil, errShuttingDown, false, nil)
 		return
 	}
 	if !s.extensionOnline() {
-		call.complete(nil, errExtensionOffline, false)
+		call.complete(nil, errExtensionOffline, false, nil)
 		return
 	}
 	s.ext.Forward(call)
 }
 
-// finish delivers a completed call's answer.
-func (s *Server) finish(call *Call, result []byte, err error) {
+// finish delivers a completed call's answer. The request's buffer (which
+// the result may alias) and resultBuf are released once the reply is
+// written.
+func (s *Server) finish(call *Call, result []byte, err error, resultBuf wire.Releaser) {
 	if c := call.conn; c != nil {
 		c.release(call)
 		if err != nil {
-			c.pushError(call.id, err.Error())
+			if resultBuf != nil {
+				resultBuf.Release()
+			}
+			c.pushError(call.id, err.Error(), call.reqBuf)
 		} else {
-			c.pushResult(call.id, result)
+			c.pushResult(call.id, result, call.reqBuf, resultBuf)
 		}
 	} else if call.sink != nil {
+		if resultBuf != nil {
+			result = bytes.Clone(result)
+			resultBuf.Release()
+		}
 		call.sink <- callResult{result: result, err: err}
 	}
 	s.inFlight.Add(-1)
@@ -501,23 +518,24 @@ type serverConn struct {
 func (c *serverConn) readLoop() {
 	defer c.close()
 	s := c.srv
-	r := nativemsg.NewReader(c.nc, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
 	var req request
 	for {
-		frame, err := r.ReadMessage(nil)
+		frame, buf, err := wire.ReadFrame(br, r)
 		if err != nil {
 			var fse *nativemsg.FrameSizeError
 			switch {
 			case errors.As(err, &fse):
 				s.log.Warn("agentproto: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
-				c.pushError(nil, fmt.Sprintf("Request frame of %d bytes exceeds the limit of %d bytes", fse.Size, fse.Limit))
+				c.pushError(nil, fmt.Sprintf("Request frame of %d bytes exceeds the limit of %d bytes", fse.Size, fse.Limit), nil)
 				c.closeAfterFlush()
 				return
 			case errors.Is(err, nativemsg.ErrEmptyFrame):
-				c.pushError(nil, "Unexpected end of JSON input")
+				c.pushError(nil, "Unexpected end of JSON input", nil)
 				continue
 			case errors.Is(err, nativemsg.ErrInvalidJSON):
-				c.pushError(nil, invalidJSONMessage(frame, err))
+				c.pushError(nil, "Unexpected token in JSON: the frame does not start a JSON value", nil)
 				continue
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
@@ -526,20 +544,11 @@ func (c *serverConn) readLoop() {
 			return
 		}
 		if err := decodeRequest(frame, &req); err != nil {
-			c.pushError(nil, err.Error())
+			c.pushError(nil, err.Error(), buf)
 			continue
 		}
-		s.dispatch(c, &req)
+		s.dispatch(c, &req, buf)
 	}
-}
-
-// invalidJSONMessage is the parse message for a frame ReadMessage refused
-// as not starting a JSON value.
-func invalidJSONMessage(frame []byte, err error) string {
-	if verr := wire.Valid(frame); verr != nil {
-		return verr.Error()
-	}
-	return err.Error()
 }
 
 // closeAfterFlush waits briefly for queued frames to reach the client,
@@ -600,20 +609,26 @@ var (
 	nullResult = []byte(`null`)
 )
 
-func (c *serverConn) pushResult(id, result []byte) {
+// pushResult queues {"id":id,"result":result}; rel1 and rel2 are released
+// once the frame no longer needs them.
+func (c *serverConn) pushResult(id, result []byte, rel1, rel2 wire.Releaser) {
 	var buf [96]byte
 	head := append(append(append(buf[:0], idHead...), id...), resultMid...)
 	if result == nil {
 		result = nullResult
 	}
-	if err := c.out.Push(head, result, closeBrace); err != nil {
+	f := wire.Frame{Head: head, Body: result, Tail: closeBrace, Release: [2]wire.Releaser{rel1, rel2}}
+	if err := c.out.Push(&f); err != nil {
 		c.dropSlow(err)
 	}
 }
 
-func (c *serverConn) pushError(id []byte, msg string) {
+// pushError queues {"id":id,"error":msg} (no id when id is nil) and then
+// releases rel.
+func (c *serverConn) pushError(id []byte, msg string, rel wire.Releaser) {
 	var buf [160]byte
-	if err := c.out.Push(appendError(buf[:0], id, msg), nil, nil); err != nil {
+	f := wire.Frame{Head: appendError(buf[:0], id, msg), Release: [2]wire.Releaser{rel}}
+	if err := c.out.Push(&f); err != nil {
 		c.dropSlow(err)
 	}
 }
@@ -653,7 +668,7 @@ func (c *serverConn) close() {
 	c.out.Close()
 	c.nc.Close()
 	for _, call := range abandoned {
-		call.complete(nil, errShuttingDown, true)
+		call.complete(nil, errShuttingDown, true, nil)
 	}
 	s := c.srv
 	s.mu.Lock()

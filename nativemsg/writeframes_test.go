@@ -55,3 +55,34 @@ func TestWriteFrames(t *testing.T) {
 		})
 	}
 }
+
+// countingReader counts the Read calls that reach it.
+type countingReader struct {
+	r     *bytes.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+func TestConnReadBufferSize(t *testing.T) {
+	var stream []byte
+	for range 10 {
+		stream = append(stream, frameBytes(`{"kind":"bridge:hello"}`)...)
+	}
+	for _, tt := range []struct {
+		buffer    int
+		wantReads int
+	}{{0, 20}, {4096, 1}} {
+		src := &countingReader{r: bytes.NewReader(stream)}
+		c := NewConn(src, nil, nil, &ConnOptions{ReadBufferSize: tt.buffer})
+		for range 10 {
+			body, err := c.ReadMessage(nil)
+			require.NoError(t, err)
+			assert.Equal(t, `{"kind":"bridge:hello"}`, string(body))
+		}
+		assert.Equal(t, tt.wantReads, src.reads, "buffer %d", tt.buffer)
+	}
+}

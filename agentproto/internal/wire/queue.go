@@ -33,17 +33,19 @@ type Queue struct {
 	frameLimit int // the largest frame body accepted
 	limit      int // bytes queued beyond which Push refuses; 0 = none
 
-	mu      sync.Mutex
-	own     []byte   // bytes copied in since the last segment boundary
-	segs    [][]byte // completed segments: parts of own and borrowed bodies
-	ownOff  int      // start of the open region of own
-	queued  int      // bytes in segs and own[ownOff:]
-	closed  bool
-	err     error
-	idle    bool          // the writer is waiting and nothing is queued
-	spare   []byte        // the other own buffer, free while not writing
-	signal  chan struct{} // wakes Run; capacity 1
-	drained chan struct{} // closed and replaced when the queue empties
+	mu        sync.Mutex
+	own       []byte     // bytes copied in since the last segment boundary
+	segs      [][]byte   // completed segments: parts of own and borrowed bodies
+	rels      []Releaser // to release once segs are written
+	spareRels []Releaser
+	ownOff    int // start of the open region of own
+	queued    int // bytes in segs and own[ownOff:]
+	closed    bool
+	err       error
+	idle      bool          // the writer is waiting and nothing is queued
+	spare     []byte        // the other own buffer, free while not writing
+	signal    chan struct{} // wakes Run; capacity 1
+	drained   chan struct{} // closed and replaced when the queue empties
 }
 
 // FrameWriter writes batches of encoded frames: *nativemsg.Writer.
@@ -66,12 +68,22 @@ func NewQueue(w FrameWriter, limit int) *Queue {
 	}
 }
 
-// Push queues one frame whose body is the concatenation of head, body and
-// tail, preceded by its 4-byte little-endian length. head and tail are
-// always copied; body is copied when at most CopyLimit bytes, else borrowed
-// until written.
-func (q *Queue) Push(head, body, tail []byte) error {
-	n := len(head) + len(body) + len(tail)
+// Frame is one frame to queue: its body is the concatenation of Head,
+// Body and Tail. Head and Tail are always copied. Body is copied when at
+// most CopyLimit bytes or when CopyBody is set, else borrowed until
+// written. Release holds up to two things to release once the frame's
+// bytes are no longer needed (after the copy, or after the write); they
+// are not released when Push fails or the queue is closed with the frame
+// still waiting (the garbage collector then takes them).
+type Frame struct {
+	Head, Body, Tail []byte
+	CopyBody         bool
+	Release          [2]Releaser
+}
+
+// Push queues f, preceded by its 4-byte little-endian length.
+func (q *Queue) Push(f *Frame) error {
+	n := len(f.Head) + len(f.Body) + len(f.Tail)
 	if n > q.frameLimit {
 		return &nativemsg.FrameSizeError{Size: uint64(n), Limit: q.frameLimit}
 	}
@@ -89,15 +101,21 @@ func (q *Queue) Push(head, body, tail []byte) error {
 		return ErrQueueFull
 	}
 	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
-	q.own = append(q.own, head...)
-	if len(body) <= CopyLimit {
-		q.own = append(q.own, body...)
+	q.own = append(q.own, f.Head...)
+	copied := len(f.Body) <= CopyLimit || f.CopyBody
+	if copied {
+		q.own = append(q.own, f.Body...)
 	} else {
 		q.segs = append(q.segs, q.own[q.ownOff:])
-		q.segs = append(q.segs, body)
+		q.segs = append(q.segs, f.Body)
 		q.ownOff = len(q.own)
+		for _, r := range f.Release {
+			if r != nil {
+				q.rels = append(q.rels, r)
+			}
+		}
 	}
-	q.own = append(q.own, tail...)
+	q.own = append(q.own, f.Tail...)
 	q.queued += n + 4
 	wake := q.idle
 	q.idle = false
@@ -106,6 +124,13 @@ func (q *Queue) Push(head, body, tail []byte) error {
 		select {
 		case q.signal <- struct{}{}:
 		default:
+		}
+	}
+	if copied {
+		for _, r := range f.Release {
+			if r != nil {
+				r.Release()
+			}
 		}
 	}
 	return nil
@@ -157,13 +182,22 @@ func (q *Queue) Run() error {
 		written := q.own
 		q.own, q.spare = q.spare[:0], nil
 		q.segs, q.ownOff = q.segs[:0], 0
+		rels := q.rels
+		q.rels, q.spareRels = q.spareRels[:0], nil
 		q.queued = 0
 		q.mu.Unlock()
 
 		err := q.w.WriteFrames(batch)
 		clear(batch) // drop references to borrowed bodies
+		if err == nil {
+			for _, r := range rels {
+				r.Release()
+			}
+		}
+		clear(rels)
 
 		q.mu.Lock()
+		q.spareRels = rels[:0]
 		if cap(written) <= maxRetained {
 			q.spare = written[:0]
 		}
@@ -188,7 +222,7 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
-		q.segs, q.own = nil, nil
+		q.segs, q.own, q.rels = nil, nil, nil
 		q.ownOff, q.queued = 0, 0
 		if !q.idle {
 			close(q.drained)
