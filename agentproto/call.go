@@ -79,7 +79,7 @@ type Call struct {
 
 	prev, next *Call // in conn.calls
 
-	hostID uint64       // set by Host
+	hostID uint64        // set by Host
 	reqBuf wire.Releaser // the request frame's buffer, released after the reply is written
 
 	mu     sync.Mutex // guards timer, ctx and cancel
