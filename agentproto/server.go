@@ -149,7 +149,7 @@ func NewServer(opts ServerOptions) *Server {
 	return s
 }
 
-func orDefault[T int | time.Duration](v, def T) T {
+func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}

@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 )
@@ -29,10 +30,11 @@ func (s *Server) subscribe(buffer int) *subscriber {
 	return sub
 }
 
-// deliver is called with the server's lock held.
+// deliver is called with the server's lock held. The event is copied: the
+// caller's buffer is reused once every client has it.
 func (sub *subscriber) deliver(event json.RawMessage) {
 	select {
-	case sub.ch <- event:
+	case sub.ch <- bytes.Clone(event):
 	default:
 		sub.overflowed = true
 		delete(sub.srv.subs, sub)
