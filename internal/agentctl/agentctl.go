@@ -450,4 +450,3 @@ func (r *runner) events(ctx context.Context, args []string) int {
 		}
 	}
 }
-
