@@ -235,7 +235,9 @@ func TestExtensionOffline(t *testing.T) {
 
 func TestErrorReplyIsRemoteError(t *testing.T) {
 	b := newBridge(t, &agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(
-		func(context.Context, *agentprototest.Request) (any, error) { return nil, fmt.Errorf("No tab with id: 9") })}})
+		func(context.Context, *agentprototest.Request) (any, error) {
+			return nil, fmt.Errorf("No tab with id: 9")
+		})}})
 	c, err := b.Dial(t.Context(), nil)
 	require.NoError(t, err)
 	defer c.Close()
