@@ -69,7 +69,7 @@ func TestHTTPAPI(t *testing.T) {
 		{name: "web page origin refused", method: "GET", target: "/v1/tasks", headers: map[string]string{"Authorization": "Bearer tok", "Origin": "https://evil.example"},
 			wantStatus: 403, wantBody: `{"error":"Origin not allowed"}`},
 		{name: "the extension's origin allowed", method: "GET", target: "/v1/tasks",
-			headers: map[string]string{"Authorization": "Bearer tok", "Origin": "chrome-extension://pgnpnlnhjmjbmobnchmlaaonbieoelff"},
+			headers:    map[string]string{"Authorization": "Bearer tok", "Origin": "chrome-extension://pgnpnlnhjmjbmobnchmlaaonbieoelff"},
 			wantStatus: 200, wantBody: `{"type":"tasks.list","payload":{}}`},
 		{name: "ipv6 loopback host", method: "GET", target: "/health", host: "[::1]:8765", wantStatus: 200,
 			wantBody: `{"ok":true,"bridge":"online","extension":"online","authRequired":true}`},
