@@ -26,6 +26,10 @@ type Request struct {
 	once sync.Once
 }
 
+// Ext returns the Extension the request arrived at, to emit events
+// around the answer as the real extension does.
+func (r *Request) Ext() *Extension { return r.ext }
+
 // Reply answers with result, encoded with encoding/json (a
 // json.RawMessage is sent as is). Only the first answer is sent; later
 // ones return ErrAnswered.

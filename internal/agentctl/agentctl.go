@@ -39,7 +39,7 @@ commands:
   navigate URL
   snapshot [-all]
   click REF [-reason TEXT]
-  type REF TEXT [-append] [-submit]
+  type [-append] [-submit] REF TEXT       (command flags come before arguments)
   press [KEY] [-modifiers ctrl+shift] [-ref REF]
   scroll up|down|top|bottom|to_ref [-amount PX] [-ref REF]
   extract [REFS|visible|all]
