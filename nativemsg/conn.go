@@ -1,6 +1,7 @@
 package nativemsg
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"sync"
@@ -14,6 +15,12 @@ type ConnOptions struct {
 	// WriteLimit is the largest frame written, in bytes. Zero means
 	// DefaultWriteLimit (what the browser accepts from a host).
 	WriteLimit int
+	// ReadBufferSize, when positive, puts a bufio.Reader of that many
+	// bytes under the Reader, so that the length header and body of a
+	// frame, and several frames that arrive together, cost one system
+	// call instead of two per frame. Frames larger than the buffer are
+	// still read straight into their own memory. Zero means unbuffered.
+	ReadBufferSize int
 }
 
 // Conn is one native messaging connection: a Reader of incoming frames and
@@ -38,6 +45,9 @@ func NewConn(r io.Reader, w io.Writer, c io.Closer, opts *ConnOptions) *Conn {
 	var o ConnOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.ReadBufferSize > 0 {
+		r = bufio.NewReaderSize(r, o.ReadBufferSize)
 	}
 	return &Conn{
 		Reader: NewReader(r, &ReaderOptions{MaxFrameSize: o.ReadLimit}),

@@ -1,0 +1,134 @@
+package agentprototest
+
+import (
+	"context"
+	"net"
+	"sync"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/nativemsg"
+)
+
+// Listener is an in-memory net.Listener: Dial returns one end of a
+// net.Pipe and Accept the other. It needs no file system and works inside
+// testing/synctest bubbles.
+type Listener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+// NewListener returns an open in-memory listener.
+func NewListener() *Listener {
+	return &Listener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+// Accept waits for the next Dial.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Dial connects to the listener.
+func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops Accept and Dial. It is idempotent.
+func (l *Listener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+// Addr returns a placeholder address.
+func (l *Listener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "agentprototest" }
+
+// BridgeOptions configures a Bridge. Nil means the defaults.
+type BridgeOptions struct {
+	// Server configures the server; its Extension is the Bridge's Host.
+	// The zero value allows unauthenticated requests unless Token is set.
+	Server agentproto.ServerOptions
+	// Host configures the host.
+	Host agentproto.HostOptions
+	// Extension configures the stand-in extension. A nil Handler there
+	// means Echo unless Manual is set.
+	Extension Options
+	// Manual leaves requests to the test (Extension.Requests()).
+	Manual bool
+}
+
+// Bridge is a whole bridge in memory, for tests and examples: a Server on
+// an in-memory Listener, a Host joined to it, and a stand-in Extension at
+// the browser end of the Host's native messaging pipe.
+type Bridge struct {
+	Server    *agentproto.Server
+	Host      *agentproto.Host
+	Extension *Extension
+	Listener  *Listener
+
+	wg sync.WaitGroup
+}
+
+// NewBridge starts a Bridge. Close stops it.
+func NewBridge(opts *BridgeOptions) *Bridge {
+	var o BridgeOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Server.Token == "" {
+		o.Server.AllowUnauthenticated = true
+	}
+	if o.Extension.Handler == nil && !o.Manual {
+		o.Extension.Handler = Echo
+	}
+	hostEnd, browserEnd := nativemsg.Pipe()
+	b := &Bridge{Listener: NewListener()}
+	b.Host = agentproto.NewHost(hostEnd, &o.Host)
+	o.Server.Extension = b.Host
+	b.Server = agentproto.NewServer(o.Server)
+	b.Extension = NewExtension(browserEnd, &o.Extension)
+	b.wg.Go(func() { b.Host.Run(context.Background()) })
+	b.wg.Go(func() { b.Server.Serve(b.Listener) })
+	return b
+}
+
+// Dial returns a Client connected to the bridge. opts may be nil.
+func (b *Bridge) Dial(ctx context.Context, opts *agentproto.ClientOptions) (*agentproto.Client, error) {
+	nc, err := b.Listener.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return agentproto.NewClient(nc, opts), nil
+}
+
+// WaitOnline waits until the host has seen the extension's hello.
+func (b *Bridge) WaitOnline(ctx context.Context) error {
+	return waitFor(ctx, b.Host.Online)
+}
+
+// Close stops everything and waits for every goroutine. Clients dialed
+// from the bridge see their connection closed; close them too.
+func (b *Bridge) Close() error {
+	b.Server.Close()
+	b.Extension.Close()
+	b.Host.Close()
+	b.wg.Wait()
+	return nil
+}

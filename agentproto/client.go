@@ -1,0 +1,443 @@
+package agentproto
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/nativemsg"
+)
+
+// Environment variables of the protocol.
+const (
+	EnvToken                = "WEBOPERATOR_API_TOKEN"
+	EnvAllowUnauthenticated = "WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE"
+	EnvSocket               = "WEBOPERATOR_AGENT_SOCKET"
+	EnvBridgeHost           = "WEBOPERATOR_BRIDGE_HOST"
+	EnvBridgePort           = "WEBOPERATOR_BRIDGE_PORT"
+)
+
+// DefaultMaxResponseSize is the largest frame a Client reads by default:
+// the 64 MiB Chrome lets an extension send, plus room for the envelope.
+const DefaultMaxResponseSize = nativemsg.DefaultReadLimit + 64<<10
+
+// DefaultEventBuffer is a subscription's default buffer, in events.
+const DefaultEventBuffer = 256
+
+// ClientOptions configures a Client. Nil options mean all defaults.
+type ClientOptions struct {
+	// Token is sent with every request. Empty means the value of
+	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
+	Token string
+	// RequireSameUser makes Dial check, with the socket's peer
+	// credentials, that the server runs as the current user, and refuse
+	// to talk to it otherwise (so that a socket planted by someone else
+	// never sees the token). Linux only: elsewhere Dial fails when it is
+	// set.
+	RequireSameUser bool
+	// MaxResponseSize is the largest frame read, in bytes. A larger one
+	// ends the connection. Zero means DefaultMaxResponseSize.
+	MaxResponseSize int
+	// Logger receives the client's diagnostics. Nil means none.
+	Logger *slog.Logger
+}
+
+// Client is a connection to an agent protocol server (this package's Host,
+// or the reference Node.js host). Many calls may be in flight at once,
+// from many goroutines: all its methods are safe for concurrent use.
+type Client struct {
+	nc       net.Conn
+	log      *slog.Logger
+	tokenLit []byte // `,"token":"…"` or nil
+	out      *wire.Queue
+	maxFrame int
+
+	mu      sync.Mutex
+	pending map[uint64]*clientCall
+	nextID  uint64
+	err     error // why the connection ended; nil while it is up
+	subs    map[*Subscription]struct{}
+
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+type clientCall struct {
+	done   chan struct{}
+	result []byte
+	buf    *wire.Buffer // holds result
+	err    error
+}
+
+// SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
+// else DefaultSocketPath.
+func SocketPath() string {
+	if p := os.Getenv(EnvSocket); p != "" {
+		return p
+	}
+	return DefaultSocketPath
+}
+
+// Dial connects to the agent socket at path ("" means SocketPath()).
+// opts may be nil.
+func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
+	if path == "" {
+		path = SocketPath()
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("agentproto: dial: %w", err)
+	}
+	if opts != nil && opts.RequireSameUser {
+		if err := checkPeerIsCurrentUser(nc); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	return NewClient(nc, opts), nil
+}
+
+// NewClient returns a Client speaking the protocol over conn, which it
+// owns from then on. opts may be nil.
+func NewClient(conn net.Conn, opts *ClientOptions) *Client {
+	var o ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	c := &Client{
+		nc:       conn,
+		log:      o.Logger,
+		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		pending:  map[uint64]*clientCall{},
+		subs:     map[*Subscription]struct{}{},
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	token := o.Token
+	if token == "" {
+		token = os.Getenv(EnvToken)
+	}
+	if token != "" {
+		c.tokenLit = wire.AppendString([]byte(`,"token":`), token)
+	}
+	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}), 0)
+	c.wg.Go(c.writeLoop)
+	c.wg.Go(c.readLoop)
+	return c
+}
+
+// timeoutMargin is how much earlier than the context's deadline the
+// bridge is asked to time a request out, so that its "timed out" answer
+// arrives before the context expires.
+func timeoutMargin(remaining time.Duration) time.Duration {
+	return min(remaining/16, 250*time.Millisecond)
+}
+
+var (
+	callHead    = []byte(`{"id":"`)
+	callType    = []byte(`","type":`)
+	callPayload = []byte(`,"payload":`)
+	callTimeout = []byte(`,"timeoutMs":`)
+)
+
+// Call sends one request and waits for its answer. payload is encoded
+// with encoding/json (a json.RawMessage or []byte is sent as is, and must
+// be a JSON object; nil sends none). The result is decoded into result
+// with encoding/json unless result is nil; a *json.RawMessage receives the
+// bytes as relayed. A reply with neither result nor error is a null result.
+//
+// ctx's deadline becomes the request's timeoutMs (slightly shortened, so
+// that the bridge's own timeout error arrives first); without one the
+// bridge's default (60 s) applies. If ctx ends first, Call returns an
+// error matching ctx's error (and ErrTimeout for a deadline).
+//
+// An error reply is a *RemoteError; errors.Is matches it against
+// ErrUnauthorized, ErrExtensionOffline, ErrTimeout, ErrStreamClosed and
+// the others. A lost connection fails every pending call with an error
+// matching ErrClosed.
+func (c *Client) Call(ctx context.Context, typ string, payload any, result any) error {
+	raw, err := encodePayload(payload)
+	if err != nil {
+		return err
+	}
+	var timeout time.Duration
+	if deadline, ok := ctx.Deadline(); ok {
+		remaining := time.Until(deadline)
+		timeout = remaining - timeoutMargin(remaining)
+		if timeout < time.Millisecond {
+			return ctxError(ctx, context.DeadlineExceeded)
+		}
+	}
+	res, buf, err := c.do(ctx, typ, raw, timeout)
+	if err != nil {
+		return err
+	}
+	return decodeResult(res, buf, result)
+}
+
+func encodePayload(payload any) ([]byte, error) {
+	var raw []byte
+	switch p := payload.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = p
+	case []byte:
+		raw = p
+	default:
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return nil, fmt.Errorf("agentproto: encoding payload: %w", err)
+		}
+		return b, nil
+	}
+	if err := wire.Valid(raw); err != nil {
+		return nil, fmt.Errorf("agentproto: payload is not valid JSON: %w", err)
+	}
+	return raw, nil
+}
+
+// decodeResult decodes res into result and releases buf, unless result
+// is a *json.RawMessage, which keeps the bytes.
+func decodeResult(res []byte, buf *wire.Buffer, result any) error {
+	switch r := result.(type) {
+	case nil:
+		buf.Release()
+		return nil
+	case *json.RawMessage:
+		*r = res
+		return nil
+	}
+	err := json.Unmarshal(res, result)
+	buf.Release()
+	if err != nil {
+		return fmt.Errorf("agentproto: decoding result: %w", err)
+	}
+	return nil
+}
+
+// ctxError is the error of a call whose context ended.
+func ctxError(ctx context.Context, fallback error) error {
+	err := ctx.Err()
+	if err == nil {
+		err = fallback
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+// do sends one request and waits for the raw result, held by the
+// returned buffer (which the caller releases, or keeps for good).
+func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout time.Duration) ([]byte, *wire.Buffer, error) {
+	call := &clientCall{done: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, nil, err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = call
+	c.mu.Unlock()
+
+	var headBuf [128]byte
+	head := append(headBuf[:0], callHead...)
+	head = wire.AppendUint(head, id)
+	head = append(head, callType...)
+	head = wire.AppendString(head, typ)
+	var tailBuf [160]byte
+	tail := tailBuf[:0]
+	if payload != nil {
+		head = append(head, callPayload...)
+	}
+	if timeout > 0 {
+		tail = append(tail, callTimeout...)
+		tail = wire.AppendUint(tail, uint64(timeout/time.Millisecond))
+	}
+	tail = append(tail, c.tokenLit...)
+	tail = append(tail, '}')
+	if err := c.out.Push(&wire.Frame{Head: head, Body: payload, Tail: tail}); err != nil {
+		c.forget(id)
+		c.mu.Lock()
+		lost := c.err
+		c.mu.Unlock()
+		if lost != nil {
+			return nil, nil, lost
+		}
+		return nil, nil, fmt.Errorf("agentproto: sending request: %w", err)
+	}
+
+	select {
+	case <-call.done:
+		return call.result, call.buf, call.err
+	case <-ctx.Done():
+		if !c.forget(id) {
+			// The answer won the race: the reader handed it over.
+			<-call.done
+			call.buf.Release()
+		}
+		return nil, nil, ctxError(ctx, nil)
+	}
+}
+
+// forget drops a pending call and reports whether it was still pending.
+func (c *Client) forget(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id]
+	delete(c.pending, id)
+	return ok
+}
+
+func (c *Client) writeLoop() {
+	if err := c.out.Run(); err != nil {
+		c.log.Debug("agentproto: client write failed", "err", err)
+		c.nc.Close() // the reader then fails every pending call
+	}
+}
+
+func (c *Client) readLoop() {
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
+	var err error
+	for {
+		var frame []byte
+		var buf *wire.Buffer
+		frame, buf, err = wire.ReadFrame(br, r)
+		if err != nil {
+			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
+				c.log.Warn("agentproto: ignoring a malformed frame from the bridge", "err", err)
+				continue
+			}
+			break
+		}
+		c.handleFrame(frame, buf)
+	}
+	c.shutdown(err)
+}
+
+// handleFrame routes one frame; buf holds it and goes with a result to
+// its call, or is released here.
+func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
+	var it wire.Members
+	it.Reset(frame)
+	var id, result, errMsg, kind, event []byte
+	for it.Next() {
+		m := it.Member()
+		switch string(wire.UnescapeKey(m)) {
+		case "id":
+			id = m.Value
+		case "result":
+			result = m.Value
+		case "error":
+			errMsg = m.Value
+		case "kind":
+			kind = m.Value
+		case "event":
+			event = m.Value
+		}
+	}
+	if err := it.Err(); err != nil {
+		buf.Release()
+		c.log.Warn("agentproto: ignoring a malformed frame from the bridge", "err", err)
+		return
+	}
+	if id == nil && string(kind) == `"event"` && event != nil {
+		c.deliverEvent(bytes.Clone(event))
+		buf.Release()
+		return
+	}
+	n, ok := parseCallID(id)
+	if !ok {
+		if msg, isErr := errorText(errMsg); isErr {
+			// A refusal of a frame as a whole (it has no id): nothing
+			// this client sends can cause one, so it is only logged.
+			c.log.Warn("agentproto: the bridge reported an error for no request", "error", msg)
+		}
+		buf.Release()
+		return
+	}
+	c.mu.Lock()
+	call := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	if call == nil {
+		buf.Release()
+		return // the caller gave up
+	}
+	if msg, isErr := errorText(errMsg); isErr {
+		call.err = &RemoteError{Message: msg}
+		buf.Release()
+	} else if result != nil {
+		call.result, call.buf = result, buf
+	} else {
+		call.result = nullResult
+		buf.Release()
+	}
+	close(call.done)
+}
+
+// parseCallID reads an id this client made: a string of decimal digits.
+func parseCallID(id []byte) (uint64, bool) {
+	if len(id) < 3 || id[0] != '"' || id[len(id)-1] != '"' {
+		return 0, false
+	}
+	return wire.ParseUint(id[1 : len(id)-1])
+}
+
+// shutdown fails every pending call and ends every subscription.
+func (c *Client) shutdown(cause error) {
+	c.mu.Lock()
+	if c.err == nil {
+		if cause == nil || errors.Is(cause, io.EOF) {
+			cause = io.EOF
+		}
+		c.err = fmt.Errorf("%w: %w", ErrClosed, cause)
+	}
+	pending := c.pending
+	c.pending = map[uint64]*clientCall{}
+	subs := c.subs
+	c.subs = map[*Subscription]struct{}{}
+	err := c.err
+	c.mu.Unlock()
+	for _, call := range pending {
+		call.err = err
+		close(call.done)
+	}
+	for sub := range subs {
+		sub.closeChannel()
+	}
+	c.out.Close()
+	c.nc.Close()
+}
+
+// Close closes the connection: pending calls fail with ErrClosed. It
+// waits for the client's goroutines to end. Close is idempotent.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = ErrClosed
+		}
+		c.mu.Unlock()
+		c.nc.Close()
+		c.out.Close()
+	})
+	c.wg.Wait()
+	return nil
+}

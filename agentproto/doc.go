@@ -1,0 +1,75 @@
+// Package agentproto implements the WebOperator agent protocol: how local
+// agents drive a person's browser through the WebOperator extension.
+//
+//	agent ──Client──▶ Unix socket ──▶ Server + Host ──native messaging──▶ extension ──▶ tab
+//
+// Frames on both legs are Chrome's native messaging frames (a uint32
+// little-endian length, then UTF-8 JSON). An agent sends
+// {"id","type","payload","timeoutMs","token"} and gets {"id","result"} or
+// {"id","error"}; events from the extension reach every connected agent as
+// {"kind":"event","event":…}.
+//
+// # Quick start
+//
+// An agent:
+//
+//	c, err := agentproto.Dial(ctx, "", nil) // $WEBOPERATOR_AGENT_SOCKET, $WEBOPERATOR_API_TOKEN
+//	if err != nil { ... }
+//	defer c.Close()
+//	snap, err := c.Snapshot(ctx, agentproto.SnapshotParams{})
+//	res, err := c.Click(ctx, agentproto.ClickParams{Ref: snap.Nodes[0].Ref})
+//	if errors.Is(err, agentproto.ErrExtensionOffline) { ... }
+//
+// A bridge (what examples/weboperator-host runs when Chrome starts it):
+//
+//	conn, _ := nativemsg.OpenStdio(nil)
+//	host := agentproto.NewHost(conn, nil)
+//	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host, Token: token})
+//	l, _ := agentproto.ListenUnix(ctx, "")
+//	go srv.Serve(l)
+//	host.Run(ctx) // until the extension disconnects
+//	srv.Shutdown(ctx)
+//
+// For tests, package agentprototest has a scriptable stand-in extension, an
+// in-memory listener and a whole in-memory bridge.
+//
+// # Behaviour
+//
+// The server checks the token first (constant time; keys matched exactly,
+// so {"Token":…} or a non-string token is no token), answers bridge.health
+// itself, and forwards everything else to its Extension. Ids are echoed
+// exactly as sent; a request without one gets a generated UUID. Payloads
+// and results are relayed byte for byte, unknown fields included. A
+// request times out after its timeoutMs (60 s when missing or 0) with
+// "Bridge request timed out: <type>"; a late answer is dropped. The exact
+// error strings are the Msg constants; RemoteError.Is maps them to the
+// Err sentinels.
+//
+// # Limits
+//
+// Request frames: DefaultMaxRequestSize (4 MiB; beyond it the connection
+// is answered and closed). Frames to the extension: 1 MiB, Chrome's limit
+// (beyond it the request is refused with ErrRequestTooLarge and the link
+// stays up). Requests in flight per connection: DefaultMaxInFlight.
+// Connections: DefaultMaxConnections. Bytes queued for a client that does
+// not read: DefaultMaxQueuedBytes, after which it is disconnected so that
+// it cannot hold the others up. Client frames: DefaultMaxResponseSize.
+// Every limit is checked before allocating.
+//
+// # Concurrency
+//
+// Client, Server and Host are safe for concurrent use; each connection has
+// one reading and one writing goroutine, and Close waits for them. Many
+// calls may be in flight on one Client. Writes are queued and batched, so
+// a slow peer never blocks the goroutine answering others.
+//
+// # Security
+//
+// ListenUnix creates the socket with mode 0600 from the start (no window
+// in which another user could connect), never replaces something it does
+// not own, and removes only its own socket. ClientOptions.RequireSameUser
+// checks the server's uid with SO_PEERCRED before the token is sent. The
+// HTTP API requires the token, accepts only loopback Host headers, refuses
+// foreign browser Origins and requires application/json bodies. No error or
+// log message carries payload bytes or tokens.
+package agentproto

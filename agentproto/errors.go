@@ -1,0 +1,140 @@
+package agentproto
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// The exact error strings of the protocol. Agents match on them, so they
+// are part of the contract: a RemoteError carrying one of them matches the
+// corresponding sentinel with errors.Is.
+const (
+	// MsgTokenNotConfigured refuses every request of a bridge started
+	// without a token unless unauthenticated use was allowed.
+	MsgTokenNotConfigured = "WEBOPERATOR_API_TOKEN is required unless WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1"
+	// MsgUnauthorized answers a request with a missing or wrong token.
+	MsgUnauthorized = "Missing or invalid WebOperator API token"
+	// MsgExtensionOffline answers a request while no extension is connected.
+	MsgExtensionOffline = "WebOperator extension is not connected to the bridge"
+	// MsgTimeoutPrefix starts the answer to a request that timed out; the
+	// request's type follows it.
+	MsgTimeoutPrefix = "Bridge request timed out: "
+	// MsgStreamClosed fails every pending request when the native
+	// messaging link to the extension is lost.
+	MsgStreamClosed = "Extension native messaging stream closed"
+	// MsgUnknownRequestPrefix starts the extension's answer to a type it
+	// does not know; the type follows it.
+	MsgUnknownRequestPrefix = "Unknown bridge request: "
+
+	// The strings below are this project's: the reference host has no
+	// such limits.
+
+	// MsgTooManyInFlightPrefix starts the answer to a request beyond the
+	// connection's limit of requests in flight; the limit follows.
+	MsgTooManyInFlightPrefix = "Too many requests in flight on this connection; the limit is "
+	// MsgRequestTooLargePrefix starts the answer to a request whose frame
+	// to the extension would exceed Chrome's 1 MiB limit (Chrome would
+	// close the link and lose every pending request).
+	MsgRequestTooLargePrefix = "Request too large for the extension link: "
+	// MsgLinkCongested answers a request while the link to the extension
+	// has too many bytes waiting to be written.
+	MsgLinkCongested = "Extension link congested: too many bytes waiting to be written"
+	// MsgInvalidType answers a request whose type is missing or not a
+	// non-empty string.
+	MsgInvalidType = "Invalid request: type must be a non-empty string"
+	// MsgShuttingDown answers a request that arrives while the server shuts down.
+	MsgShuttingDown = "Bridge is shutting down"
+)
+
+// Sentinel errors. A *RemoteError matches the first five by its message;
+// the client returns ErrClosed (wrapped with the cause) for calls on a
+// closed or lost connection.
+var (
+	// ErrUnauthorized matches a refusal for a missing, wrong or
+	// unconfigured token.
+	ErrUnauthorized = errors.New("agentproto: unauthorized")
+	// ErrExtensionOffline matches the error for a request made while no
+	// extension is connected.
+	ErrExtensionOffline = errors.New("agentproto: extension not connected")
+	// ErrTimeout matches a request the bridge timed out, and a call whose
+	// context deadline passed before its answer.
+	ErrTimeout = errors.New("agentproto: request timed out")
+	// ErrStreamClosed matches the failure of a request pending when the
+	// link to the extension was lost.
+	ErrStreamClosed = errors.New("agentproto: extension stream closed")
+	// ErrUnknownRequest matches the extension's answer to an unknown type.
+	ErrUnknownRequest = errors.New("agentproto: unknown request type")
+	// ErrTooManyRequests matches a refusal for too many requests in flight.
+	ErrTooManyRequests = errors.New("agentproto: too many requests in flight")
+	// ErrRequestTooLarge matches a refusal of a request too large for the
+	// extension link.
+	ErrRequestTooLarge = errors.New("agentproto: request too large for the extension link")
+
+	// ErrClosed is returned for calls on a closed Client, and (wrapped with
+	// the cause) for calls pending when the connection was lost.
+	ErrClosed = errors.New("agentproto: connection closed")
+	// ErrServerClosed is returned by Server.Serve after Shutdown or Close.
+	ErrServerClosed = errors.New("agentproto: server closed")
+)
+
+// RemoteError is an error reply: the string the peer sent, unchanged.
+// Use errors.Is with the sentinels above to classify it.
+type RemoteError struct {
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Is reports whether the message is one of the protocol's known errors.
+func (e *RemoteError) Is(target error) bool {
+	m := e.Message
+	switch target {
+	case ErrUnauthorized:
+		return m == MsgUnauthorized || m == MsgTokenNotConfigured
+	case ErrExtensionOffline:
+		return m == MsgExtensionOffline
+	case ErrTimeout:
+		return strings.HasPrefix(m, MsgTimeoutPrefix)
+	case ErrStreamClosed:
+		return m == MsgStreamClosed
+	case ErrUnknownRequest:
+		return strings.HasPrefix(m, MsgUnknownRequestPrefix)
+	case ErrTooManyRequests:
+		return strings.HasPrefix(m, MsgTooManyInFlightPrefix)
+	case ErrRequestTooLarge:
+		return strings.HasPrefix(m, MsgRequestTooLargePrefix)
+	}
+	return false
+}
+
+// TimeoutError returns the error a bridge answers a timed-out request of
+// type typ with: "Bridge request timed out: <typ>".
+func TimeoutError(typ string) *RemoteError {
+	return &RemoteError{Message: MsgTimeoutPrefix + typ}
+}
+
+// UnknownRequestError returns the extension's answer to a request of a
+// type it does not know: "Unknown bridge request: <typ>".
+func UnknownRequestError(typ string) *RemoteError {
+	return &RemoteError{Message: MsgUnknownRequestPrefix + typ}
+}
+
+func tooManyInFlight(limit int) *RemoteError {
+	return &RemoteError{Message: MsgTooManyInFlightPrefix + strconv.Itoa(limit)}
+}
+
+func requestTooLarge(size, limit int) *RemoteError {
+	return &RemoteError{Message: MsgRequestTooLargePrefix + "the frame would be " + strconv.Itoa(size) +
+		" bytes and Chrome accepts at most " + strconv.Itoa(limit)}
+}
+
+var (
+	errStreamClosed     = &RemoteError{Message: MsgStreamClosed}
+	errExtensionOffline = &RemoteError{Message: MsgExtensionOffline}
+	errUnauthorized     = &RemoteError{Message: MsgUnauthorized}
+	errTokenNotSet      = &RemoteError{Message: MsgTokenNotConfigured}
+	errLinkCongested    = &RemoteError{Message: MsgLinkCongested}
+	errInvalidType      = &RemoteError{Message: MsgInvalidType}
+	errShuttingDown     = &RemoteError{Message: MsgShuttingDown}
+)

@@ -1,0 +1,532 @@
+package agentproto
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+)
+
+// HTTP API defaults.
+const (
+	// DefaultHTTPPort is the HTTP API's port when WEBOPERATOR_BRIDGE_PORT
+	// is not set.
+	DefaultHTTPPort = 8765
+	// DefaultHTTPHost is the HTTP API's address when
+	// WEBOPERATOR_BRIDGE_HOST is not set.
+	DefaultHTTPHost = "127.0.0.1"
+	// DefaultMaxBodySize is the largest POST body the HTTP API reads:
+	// Chrome's 1 MiB limit on what reaches the extension.
+	DefaultMaxBodySize = 1 << 20
+	// DefaultHeartbeat is the interval of an event stream's heartbeats.
+	DefaultHeartbeat = 15 * time.Second
+	// DefaultStreamBuffer is the number of events an event stream holds
+	// for a slow reader before it is ended.
+	DefaultStreamBuffer = 256
+)
+
+// HTTPOptions configures the HTTP compatibility API. Nil means defaults.
+type HTTPOptions struct {
+	// AllowedOrigins lists the browser origins allowed to call the API,
+	// "chrome-extension://<id>" (a trailing slash is ignored). Requests
+	// with any other Origin header are refused (403); requests without
+	// one (curl, programs) are not affected.
+	AllowedOrigins []string
+	// MaxBodySize is the largest POST body read. Zero means
+	// DefaultMaxBodySize.
+	MaxBodySize int64
+	// Heartbeat is the interval of event-stream heartbeats. Zero means
+	// DefaultHeartbeat.
+	Heartbeat time.Duration
+	// StreamBuffer is the number of events an event stream holds for a
+	// slow reader; when it overflows the stream ends (the client can
+	// reconnect and starts again from a fresh task.snapshot). Zero means
+	// DefaultStreamBuffer.
+	StreamBuffer int
+	// Logger receives diagnostics. Nil means the server's.
+	Logger *slog.Logger
+}
+
+// HTTPHandler returns the HTTP compatibility API of the reference host,
+// served by s: the same token, extension and events.
+//
+// Routes: GET /health; GET /v1/browser/snapshot and /screenshot; POST
+// /v1/browser/navigate, click, type, press, scroll and extract (the body
+// is the payload); GET /v1/tasks (list) and POST /v1/tasks (start); GET
+// /v1/tasks/{id} and /v1/tasks/{id}/trace (both tasks.get); POST
+// /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
+// /v1/tasks/{id}/events (Server-Sent Events). Results are the bodies of
+// 200 responses; errors are {"error": msg} with 400 (bad JSON), 401, 403,
+// 404 ("Unknown endpoint: M /path"), 405, 413, 415, or 500 for errors
+// from the bridge or the extension.
+//
+// Unlike the reference it is secure by default: the token is required
+// (Authorization: Bearer <t> or X-WebOperator-Token: <t>; ?token= is
+// refused) on everything but /health; only loopback Host headers are
+// accepted, against DNS rebinding; browser Origins other than the allowed
+// extensions are refused; and POST bodies must be application/json, so a
+// web page cannot send one without a CORS preflight (CSRF).
+func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
+	h := &httpAPI{srv: s}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.opts.MaxBodySize = orDefault(h.opts.MaxBodySize, DefaultMaxBodySize)
+	h.opts.Heartbeat = orDefault(h.opts.Heartbeat, DefaultHeartbeat)
+	h.opts.StreamBuffer = orDefault(h.opts.StreamBuffer, DefaultStreamBuffer)
+	if h.opts.Logger == nil {
+		h.opts.Logger = s.log
+	}
+	for _, o := range h.opts.AllowedOrigins {
+		h.origins = append(h.origins, strings.TrimSuffix(o, "/"))
+	}
+	return h
+}
+
+type httpAPI struct {
+	srv     *Server
+	opts    HTTPOptions
+	origins []string
+}
+
+// httpError is a refusal with its status.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(wire.AppendString([]byte(`{"error":`), msg), '}', '\n'))
+}
+
+func writeJSON(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r.Host) {
+		writeJSONError(w, http.StatusForbidden, "Host not allowed: the API answers only to loopback host names")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		writeJSONError(w, http.StatusForbidden, "Origin not allowed")
+		return
+	}
+	if r.URL.Path == "/health" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.methodNotAllowed(w, r, "GET")
+			return
+		}
+		var buf [128]byte
+		writeJSON(w, h.srv.appendHealth(buf[:0]))
+		return
+	}
+	if e := h.authorize(r); e != nil {
+		writeJSONError(w, e.status, e.msg)
+		return
+	}
+	h.route(w, r)
+}
+
+// loopbackHost reports whether a Host header names this machine by a
+// loopback name or address.
+func loopbackHost(host string) bool {
+	if host == "" {
+		return false
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (h *httpAPI) originAllowed(origin string) bool {
+	origin = strings.TrimSuffix(origin, "/")
+	for _, o := range h.origins {
+		if o == origin {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *httpAPI) authorize(r *http.Request) *httpError {
+	if r.URL.Query().Has("token") {
+		return &httpError{http.StatusUnauthorized, "Tokens in the query string are not accepted: use Authorization: Bearer or X-WebOperator-Token"}
+	}
+	s := h.srv
+	if !s.hasToken {
+		if s.allowAnon {
+			return nil
+		}
+		return &httpError{http.StatusUnauthorized, MsgTokenNotConfigured}
+	}
+	token, ok := "", false
+	if a := r.Header.Get("Authorization"); a != "" {
+		scheme, t, found := strings.Cut(a, " ")
+		if found && strings.EqualFold(scheme, "Bearer") {
+			token, ok = strings.TrimSpace(t), true
+		}
+	} else if t := r.Header.Get("X-WebOperator-Token"); t != "" {
+		token, ok = t, true
+	}
+	if !ok {
+		return &httpError{http.StatusUnauthorized, MsgUnauthorized}
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], s.tokenHash[:]) != 1 {
+		return &httpError{http.StatusUnauthorized, MsgUnauthorized}
+	}
+	return nil
+}
+
+func (h *httpAPI) notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSONError(w, http.StatusNotFound, "Unknown endpoint: "+r.Method+" "+r.URL.Path)
+}
+
+func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeJSONError(w, http.StatusMethodNotAllowed, "Method not allowed: "+r.Method+" "+r.URL.Path)
+}
+
+var browserPosts = map[string]string{
+	"navigate": TypeNavigate, "click": TypeClick, "type": TypeType,
+	"press": TypePress, "scroll": TypeScroll, "extract": TypeExtract,
+}
+
+var taskPosts = map[string]string{
+	"stop": TypeTasksStop, "pause": TypeTasksPause, "resume": TypeTasksResume,
+	"confirm": TypeTasksConfirm, "wait": TypeTasksWait,
+}
+
+func (h *httpAPI) route(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/v1/browser/snapshot" || path == "/v1/browser/screenshot":
+		if r.Method != http.MethodGet {
+			h.methodNotAllowed(w, r, "GET")
+			return
+		}
+		payload, err := queryPayload(r)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		typ := TypeSnapshot
+		if strings.HasSuffix(path, "screenshot") {
+			typ = TypeScreenshot
+		}
+		h.forward(w, r, typ, payload, 0)
+	case strings.HasPrefix(path, "/v1/browser/"):
+		typ, ok := browserPosts[strings.TrimPrefix(path, "/v1/browser/")]
+		if !ok {
+			h.notFound(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			h.methodNotAllowed(w, r, "POST")
+			return
+		}
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		h.forward(w, r, typ, body, 0)
+	case path == "/v1/tasks":
+		switch r.Method {
+		case http.MethodGet:
+			h.forward(w, r, TypeTasksList, emptyObject, 0)
+		case http.MethodPost:
+			body, ok := h.readBody(w, r)
+			if ok {
+				h.forward(w, r, TypeTasksStart, body, 0)
+			}
+		default:
+			h.methodNotAllowed(w, r, "GET, POST")
+		}
+	case strings.HasPrefix(path, "/v1/tasks/"):
+		h.routeTask(w, r, strings.TrimPrefix(path, "/v1/tasks/"))
+	default:
+		h.notFound(w, r)
+	}
+}
+
+func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, rest string) {
+	id, action, _ := strings.Cut(rest, "/")
+	if id == "" || strings.Contains(action, "/") {
+		h.notFound(w, r)
+		return
+	}
+	idPayload := append(wire.AppendString([]byte(`{"id":`), id), '}')
+	switch action {
+	case "", "trace":
+		if r.Method != http.MethodGet {
+			h.methodNotAllowed(w, r, "GET")
+			return
+		}
+		h.forward(w, r, TypeTasksGet, idPayload, 0)
+	case "events":
+		if r.Method != http.MethodGet {
+			h.methodNotAllowed(w, r, "GET")
+			return
+		}
+		h.stream(w, r, id, idPayload)
+	default:
+		typ, ok := taskPosts[action]
+		if !ok {
+			h.notFound(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			h.methodNotAllowed(w, r, "POST")
+			return
+		}
+		body, ok := h.readBody(w, r)
+		if !ok {
+			return
+		}
+		payload, wait := withID(body, id)
+		timeout := time.Duration(0)
+		if typ == TypeTasksWait {
+			// The reference's HTTP layer waits 5 s longer than the task
+			// wait itself, so that the wait's own answer arrives first.
+			timeout = wait + waitMargin
+		}
+		h.forward(w, r, typ, payload, timeout)
+	}
+}
+
+// withID returns the body object with "id" set to id (replacing any id
+// member the body had), and the wait its timeoutMs asks for (the
+// extension's default when absent).
+func withID(body []byte, id string) ([]byte, time.Duration) {
+	out := wire.AppendString([]byte(`{"id":`), id)
+	wait := DefaultWaitTimeout
+	var it wire.Members
+	it.Reset(body)
+	for it.Next() {
+		m := it.Member()
+		key := wire.UnescapeKey(m)
+		if string(key) == "id" {
+			continue
+		}
+		if string(key) == "timeoutMs" {
+			if d := parseTimeout(m.Value); d > 0 {
+				wait = d
+			}
+		}
+		out = append(out, ',', '"')
+		out = append(out, m.Key...)
+		out = append(out, '"', ':')
+		out = append(out, m.Value...)
+	}
+	return append(out, '}'), wait
+}
+
+// queryPayload builds a GET request's payload from tabId and allElements.
+func queryPayload(r *http.Request) ([]byte, error) {
+	q := r.URL.Query()
+	out := []byte{'{'}
+	if v := q.Get("tabId"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, errors.New("tabId must be a number")
+		}
+		out = strconv.AppendInt(append(out, `"tabId":`...), int64(n), 10)
+	}
+	if v := q.Get("allElements"); v == "true" || v == "1" {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, `"allElements":true`...)
+	}
+	return append(out, '}'), nil
+}
+
+// readBody reads a POST body as a JSON object ({} when empty).
+func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, "Request body exceeds "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
+		} else {
+			writeJSONError(w, http.StatusBadRequest, "Cannot read the request body")
+		}
+		return nil, false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return emptyObject, true
+	}
+	if err := wire.Valid(body); err != nil {
+		writeJSONError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	if body[skipJSONSpace(body)] != '{' {
+		writeJSONError(w, http.StatusBadRequest, "Request body must be a JSON object")
+		return nil, false
+	}
+	return body, true
+}
+
+func skipJSONSpace(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func (h *httpAPI) forward(w http.ResponseWriter, r *http.Request, typ string, payload []byte, timeout time.Duration) {
+	result, err := h.srv.call(r.Context(), typ, payload, timeout)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client is gone
+		}
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if result == nil {
+		result = nullResult
+	}
+	writeJSON(w, result)
+}
+
+// call forwards one request that does not come from a socket client (the
+// HTTP API) and waits for its answer.
+func (s *Server) call(ctx context.Context, typ string, payload []byte, timeout time.Duration) ([]byte, error) {
+	r := request{typ: wire.AppendString(nil, typ), typeStr: typ, payload: payload, timeout: timeout}
+	call := s.newCall(&r)
+	sink := make(chan callResult, 1)
+	call.sink = sink
+	s.inFlight.Add(1)
+	call.startTimer()
+	s.forward(call)
+	select {
+	case res := <-sink:
+		return res.result, res.err
+	case <-ctx.Done():
+		call.complete(nil, ctx.Err(), true, nil)
+		res := <-sink
+		return res.result, res.err
+	}
+}
+
+// stream serves a task's events as Server-Sent Events.
+func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPayload []byte) {
+	sub := h.srv.subscribe(h.opts.StreamBuffer)
+	if sub == nil {
+		writeJSONError(w, http.StatusServiceUnavailable, MsgShuttingDown)
+		return
+	}
+	defer sub.close()
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(chunk []byte) bool {
+		rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := w.Write(chunk); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send([]byte(": connected\n\n")) {
+		return
+	}
+	ctx := r.Context()
+	if !h.srv.extensionOnline() {
+		if !send(sseEvent(nil, "bridge.status", []byte(`{"bridge":"online","extension":"offline"}`))) {
+			return
+		}
+	} else {
+		task, err := h.srv.call(ctx, TypeTasksGet, idPayload, 0)
+		var msg []byte
+		if err != nil {
+			status := []byte(`{"bridge":"online","extension":"online","error":`)
+			msg = sseEvent(nil, "bridge.status", append(wire.AppendString(status, err.Error()), '}'))
+		} else {
+			if task == nil {
+				task = nullResult
+			}
+			msg = sseEvent(nil, "task.snapshot", task)
+		}
+		if ctx.Err() != nil || !send(msg) {
+			return
+		}
+	}
+	heartbeat := time.NewTicker(h.opts.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case raw, ok := <-sub.ch:
+			if !ok {
+				return // overflow or server closing: the client reconnects
+			}
+			e := Event{Kind: eventKind(raw), Raw: raw}
+			if e.TaskID() != id {
+				continue
+			}
+			if !send(sseEvent(nil, strings.ReplaceAll(e.Kind, ":", "."), raw)) {
+				return
+			}
+		case now := <-heartbeat.C:
+			ts := strconv.AppendInt([]byte(`{"ts":`), now.UnixMilli(), 10)
+			if !send(sseEvent(nil, "heartbeat", append(ts, '}'))) {
+				return
+			}
+		}
+	}
+}
+
+// sseEvent appends one event: its name and its data, one data line per
+// line of the JSON text (relayed JSON may contain newlines between
+// tokens).
+func sseEvent(dst []byte, name string, data []byte) []byte {
+	dst = append(dst, "event: "...)
+	dst = append(dst, name...)
+	dst = append(dst, '\n')
+	for {
+		line, rest, found := bytes.Cut(data, []byte("\n"))
+		dst = append(dst, "data: "...)
+		dst = append(dst, bytes.TrimSuffix(line, []byte("\r"))...)
+		dst = append(dst, '\n')
+		if !found {
+			break
+		}
+		data = rest
+	}
+	return append(dst, '\n')
+}

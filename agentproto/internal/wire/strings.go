@@ -1,0 +1,109 @@
+package wire
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Unquote decodes a JSON string literal (with its quotes) that the scanner
+// accepted. Literals without escapes are returned as a sub-slice without
+// allocating.
+func Unquote(lit []byte) ([]byte, bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return nil, false
+	}
+	inner := lit[1 : len(lit)-1]
+	for _, c := range inner {
+		if c == '\\' {
+			var s string
+			if err := json.Unmarshal(lit, &s); err != nil {
+				return nil, false
+			}
+			return []byte(s), true
+		}
+	}
+	return inner, true
+}
+
+// UnescapeKey decodes a member key as Members returns it.
+func UnescapeKey(m Member) []byte {
+	if !m.KeyEscaped {
+		return m.Key
+	}
+	quoted := make([]byte, 0, len(m.Key)+2)
+	quoted = append(quoted, '"')
+	quoted = append(quoted, m.Key...)
+	quoted = append(quoted, '"')
+	k, _ := Unquote(quoted)
+	return k
+}
+
+// AppendString appends s as a JSON string literal, escaping as
+// JSON.stringify does (HTML characters are left alone).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, `\u00`...)
+				dst = append(dst, hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hex = "0123456789abcdef"
+
+// AppendUint appends n in decimal.
+func AppendUint(dst []byte, n uint64) []byte { return strconv.AppendUint(dst, n, 10) }
+
+// ParseUint parses a decimal unsigned integer of at most 19 digits with no
+// sign or leading zeros (other than "0" itself).
+func ParseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}

@@ -1,0 +1,114 @@
+package agentproto_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "ap")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	defer l.Close()
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSocket|0o600, fi.Mode()&(os.ModeType|os.ModePerm))
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	assert.Len(t, entries, 1, "no temporary directory is left behind")
+}
+
+func TestListenUnixRefusesNonSocket(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	require.NoError(t, os.WriteFile(path, []byte("precious"), 0o600))
+	_, err := agentproto.ListenUnix(t.Context(), path)
+	assert.ErrorIs(t, err, agentproto.ErrNotSocket)
+	data, _ := os.ReadFile(path)
+	assert.Equal(t, "precious", string(data), "never replaced")
+}
+
+func TestListenUnixReplacesStaleSocket(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	stale.SetUnlinkOnClose(false)
+	stale.Close() // the file stays; nobody listens
+	l, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	defer l.Close()
+	nc, err := net.Dial("unix", path)
+	require.NoError(t, err)
+	nc.Close()
+}
+
+func TestListenUnixWaitsForLiveServer(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	first, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	_, err = agentproto.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, agentproto.ErrSocketInUse)
+
+	done := make(chan error, 1)
+	go func() {
+		l, err := agentproto.ListenUnix(t.Context(), path)
+		if err == nil {
+			l.Close()
+		}
+		done <- err
+	}()
+	first.Close() // the predecessor exits: the successor takes over
+	assert.NoError(t, <-done)
+}
+
+func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	first, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	// A successor replaced the file (as after a takeover).
+	require.NoError(t, os.Remove(path))
+	second, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	defer second.Close()
+	require.NoError(t, first.Close())
+	_, err = os.Lstat(path)
+	assert.NoError(t, err, "the successor's socket is left alone")
+	require.NoError(t, second.Close())
+	_, err = os.Lstat(path)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "its own socket is removed")
+	assert.NoError(t, second.Close(), "Close is idempotent")
+}
+
+func TestDialRequireSameUser(t *testing.T) {
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		if nc, err := l.Accept(); err == nil {
+			nc.Close()
+		}
+	}()
+	c, err := agentproto.Dial(t.Context(), path, &agentproto.ClientOptions{RequireSameUser: true})
+	require.NoError(t, err, "the server runs as this user")
+	c.Close()
+}

@@ -1,0 +1,677 @@
+package agentproto
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/nativemsg"
+)
+
+// Server defaults.
+const (
+	// DefaultMaxRequestSize is the largest request frame a Server reads
+	// by default. A larger frame is answered with an error and ends the
+	// connection (the stream cannot be resynchronised). Requests between
+	// Chrome's 1 MiB limit and this size are answered with a clear error
+	// by the Host and the connection stays up.
+	DefaultMaxRequestSize = 4 << 20
+	// DefaultMaxInFlight is the default limit of requests in flight per
+	// client connection.
+	DefaultMaxInFlight = 256
+	// DefaultMaxConnections is the default limit of client connections.
+	DefaultMaxConnections = 1024
+	// DefaultMaxQueuedBytes is the default limit of reply and event bytes
+	// waiting to be written to one client. A client that lets more pile
+	// up is disconnected, so that a slow reader never holds the others up.
+	DefaultMaxQueuedBytes = 96 << 20
+)
+
+// readBufferSize is the read buffer of each connection: frames that
+// arrive together are read with one system call.
+const readBufferSize = 32 << 10
+
+// maxReplySize is the largest reply frame written to a client: anything
+// the frame header can say, since results are relayed whatever their size
+// (the extension sends up to 64 MiB).
+const maxReplySize = 1<<32 - 1
+
+// ServerOptions configures a Server. The zero value of each field is its
+// documented default.
+type ServerOptions struct {
+	// Extension receives every request the server does not answer itself.
+	// Nil means none: requests get the "not connected" error. If it
+	// implements EventSource, its events go to every client.
+	Extension Extension
+
+	// Token is the API token every request must carry in its "token"
+	// member (compared in constant time). When empty, every request is
+	// refused with MsgTokenNotConfigured unless AllowUnauthenticated is set.
+	Token string
+	// AllowUnauthenticated lets requests through without a token when
+	// Token is empty (WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1). It has no
+	// effect when Token is set.
+	AllowUnauthenticated bool
+
+	// DefaultTimeout applies to requests whose timeoutMs is missing or 0.
+	// Zero means DefaultTimeout (60 s).
+	DefaultTimeout time.Duration
+	// MaxRequestSize is the largest request frame read, in bytes. Zero
+	// means DefaultMaxRequestSize.
+	MaxRequestSize int
+	// MaxInFlight limits the requests in flight per connection; beyond it
+	// requests are answered at once with a "Too many requests in flight"
+	// error. Zero means DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxConnections limits the client connections served at once;
+	// beyond it a new connection gets an error frame and is closed. Zero
+	// means DefaultMaxConnections.
+	MaxConnections int
+	// MaxQueuedBytes limits the bytes waiting to be written to one client
+	// before it is disconnected as too slow. Zero means
+	// DefaultMaxQueuedBytes.
+	MaxQueuedBytes int
+
+	// Logger receives the server's diagnostics. Nil means none. Messages
+	// never contain payloads or tokens.
+	Logger *slog.Logger
+}
+
+// Server serves the agent protocol on stream listeners (Unix sockets, or
+// in-memory pipes in tests): it authenticates requests, answers
+// bridge.health itself, forwards everything else to its Extension, and
+// sends every event to every client.
+//
+// Its methods are safe for concurrent use.
+type Server struct {
+	ext       Extension
+	log       *slog.Logger
+	tokenHash [sha256.Size]byte
+	hasToken  bool
+	allowAnon bool
+	timeout   time.Duration
+	maxReq    int
+	maxFlight int
+	maxConns  int
+	maxQueued int
+
+	mu          sync.Mutex
+	listeners   map[*net.Listener]struct{}
+	conns       map[*serverConn]struct{}
+	subs        map[*subscriber]struct{}
+	closing     bool        // Shutdown or Close called
+	closingFlag atomic.Bool // closing, for lock-free reads
+	inFlight    atomic.Int64
+
+	connWG sync.WaitGroup
+	fnWG   trackedGroup
+}
+
+// NewServer returns a Server configured by opts.
+func NewServer(opts ServerOptions) *Server {
+	s := &Server{
+		ext:       opts.Extension,
+		log:       opts.Logger,
+		allowAnon: opts.AllowUnauthenticated,
+		timeout:   orDefault(opts.DefaultTimeout, DefaultTimeout),
+		maxReq:    orDefault(opts.MaxRequestSize, DefaultMaxRequestSize),
+		maxFlight: orDefault(opts.MaxInFlight, DefaultMaxInFlight),
+		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
+		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		listeners: map[*net.Listener]struct{}{},
+		conns:     map[*serverConn]struct{}{},
+		subs:      map[*subscriber]struct{}{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Token != "" {
+		s.hasToken = true
+		s.tokenHash = sha256.Sum256([]byte(opts.Token))
+	}
+	if src, ok := s.ext.(EventSource); ok {
+		src.SetEventHandler(s.publish)
+	}
+	return s
+}
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (s *Server) extension() Extension { return s.ext }
+
+func (s *Server) extensionOnline() bool { return s.ext != nil && s.ext.Online() }
+
+// Serve accepts connections on l and serves each in goroutines of its own
+// until Shutdown or Close, when it returns ErrServerClosed. Any other
+// error from Accept (after brief retries of temporary ones) is returned.
+// Serve closes l when it returns. It may be called for several listeners.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners[&l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, &l)
+		s.mu.Unlock()
+		l.Close()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTemporary) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.startConn(nc)
+	}
+}
+
+// errTemporary is what a listener's Accept may wrap to ask Serve to retry.
+var errTemporary = errors.New("temporary accept error")
+
+func (s *Server) isClosing() bool { return s.closingFlag.Load() }
+
+func (s *Server) startConn(nc net.Conn) {
+	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
+	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, s.maxQueued)}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if len(s.conns) >= s.maxConns {
+		s.mu.Unlock()
+		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
+		s.connWG.Go(func() {
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			msg := "Too many connections to the bridge; the limit is " + fmt.Sprint(s.maxConns)
+			nativemsg.NewWriter(nc, nil).WriteMessage(appendError(nil, nil, msg))
+			nc.Close()
+		})
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.connWG.Go(c.writeLoop)
+	s.connWG.Go(c.readLoop)
+}
+
+// Shutdown stops the server gracefully: it closes the listeners, answers
+// new requests on open connections with MsgShuttingDown, waits until every
+// request in flight has been answered and the answers written, then closes
+// the connections. If ctx ends first, Shutdown closes everything as Close
+// does and returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.beginClosing()
+	wait := time.Millisecond
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for !s.quiescent() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return ctx.Err()
+		case <-timer.C:
+			wait = min(2*wait, 50*time.Millisecond)
+			timer.Reset(wait)
+		}
+	}
+	return s.Close()
+}
+
+// quiescent reports whether nothing is in flight or waiting to be written.
+func (s *Server) quiescent() bool {
+	if s.inFlight.Load() > 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.out.Queued() > 0 || !isClosed(c.out.Drained()) {
+			return false
+		}
+	}
+	return true
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) beginClosing() {
+	s.mu.Lock()
+	s.closing = true
+	s.closingFlag.Store(true)
+	for l := range s.listeners {
+		(*l).Close()
+	}
+	s.mu.Unlock()
+}
+
+// Close closes the listeners and every connection at once; requests in
+// flight are abandoned (their late answers are dropped). It waits for the
+// server's goroutines to end. Close is idempotent.
+func (s *Server) Close() error {
+	s.beginClosing()
+	s.mu.Lock()
+	conns := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	subs := make([]*subscriber, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	for _, sub := range subs {
+		sub.close()
+	}
+	s.connWG.Wait()
+	s.fnWG.closeAndWait()
+	return nil
+}
+
+// authorize checks a request's token. It returns the refusal, or nil.
+func (s *Server) authorize(r *request) *RemoteError {
+	if !s.hasToken {
+		if s.allowAnon {
+			return nil
+		}
+		return errTokenNotSet
+	}
+	if !r.hasToken {
+		return errUnauthorized
+	}
+	if !s.tokenMatches(r.token) {
+		return errUnauthorized
+	}
+	return nil
+}
+
+// tokenMatches compares a token with the server's in constant time: both
+// are hashed first, so not even the length leaks.
+func (s *Server) tokenMatches(token []byte) bool {
+	h := sha256.Sum256(token)
+	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+// HealthResult is bridge.health's result.
+type HealthResult struct {
+	OK           bool   `json:"ok"`
+	Bridge       string `json:"bridge"`    // "online"
+	Extension    string `json:"extension"` // "online" or "offline"
+	AuthRequired bool   `json:"authRequired"`
+}
+
+// ExtensionOnline reports whether Extension is "online".
+func (h *HealthResult) ExtensionOnline() bool { return h.Extension == "online" }
+
+func (s *Server) appendHealth(dst []byte) []byte {
+	dst = append(dst, `{"ok":true,"bridge":"online","extension":`...)
+	if s.extensionOnline() {
+		dst = append(dst, `"online"`...)
+	} else {
+		dst = append(dst, `"offline"`...)
+	}
+	if s.hasToken {
+		return append(dst, `,"authRequired":true}`...)
+	}
+	return append(dst, `,"authRequired":false}`...)
+}
+
+// Publish sends an event to every client of the server as
+// {"kind":"event","event":event}. event must be one valid JSON value
+// (Publish checks) and must not be modified afterwards. A client that
+// cannot keep up is disconnected rather than allowed to hold others up.
+func (s *Server) Publish(event json.RawMessage) error {
+	if err := wire.Valid(event); err != nil {
+		return fmt.Errorf("agentproto: invalid event: %w", err)
+	}
+	s.publish(event)
+	return nil
+}
+
+var (
+	eventHead  = []byte(`{"kind":"event","event":`)
+	closeBrace = []byte(`}`)
+)
+
+func (s *Server) publish(event json.RawMessage) {
+	var slow []*serverConn
+	s.mu.Lock()
+	f := wire.Frame{Head: eventHead, Body: event, Tail: closeBrace}
+	for c := range s.conns {
+		if err := c.out.Push(&f); errors.Is(err, wire.ErrQueueFull) {
+			slow = append(slow, c)
+		}
+	}
+	for sub := range s.subs {
+		sub.deliver(event)
+	}
+	s.mu.Unlock()
+	for _, c := range slow {
+		c.dropSlow(wire.ErrQueueFull)
+	}
+}
+
+// newID returns a random UUID (version 4), the form the reference host
+// gives requests that came without an id.
+func newID() []byte {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var b [38]byte
+	b[0], b[37] = '"', '"'
+	hex.Encode(b[1:9], u[0:4])
+	b[9] = '-'
+	hex.Encode(b[10:14], u[4:6])
+	b[14] = '-'
+	hex.Encode(b[15:19], u[6:8])
+	b[19] = '-'
+	hex.Encode(b[20:24], u[8:10])
+	b[24] = '-'
+	hex.Encode(b[25:37], u[10:16])
+	return b[:]
+}
+
+// dispatch handles one decoded request: auth, then health locally, then
+// everything else to the extension. buf holds the request's frame.
+func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
+	if r.id == nil {
+		r.id = newID()
+	}
+	if err := s.authorize(r); err != nil {
+		c.pushError(r.id, err.Message, buf)
+		return
+	}
+	if r.typ == nil {
+		c.pushError(r.id, MsgInvalidType, buf)
+		return
+	}
+	if r.typeStr == TypeHealth {
+		var health [128]byte
+		c.pushResult(r.id, s.appendHealth(health[:0]), buf, nil)
+		return
+	}
+	call := s.newCall(r)
+	call.conn = c
+	call.reqBuf = buf
+	if refusal := c.admit(call); refusal != nil {
+		c.pushError(r.id, refusal.Message, buf)
+		return
+	}
+	s.forward(call)
+}
+
+func (s *Server) newCall(r *request) *Call {
+	call := &Call{
+		Type:    r.typeStr,
+		Payload: r.payload,
+		Timeout: r.timeout,
+		typeLit: r.typ,
+		id:      r.id,
+		srv:     s,
+	}
+	if call.Payload == nil {
+		call.Payload = emptyObject
+	}
+	if call.Timeout <= 0 {
+		call.Timeout = s.timeout
+	}
+	return call
+}
+
+// forward starts the timer and hands an admitted call to the extension.
+func (s *Server) forward(call *Call) {
+	if s.isClosing() {
+		call.complete(nil, errShuttingDown, false, nil)
+		return
+	}
+	if !s.extensionOnline() {
+		call.complete(nil, errExtensionOffline, false, nil)
+		return
+	}
+	s.ext.Forward(call)
+}
+
+// finish delivers a completed call's answer. The request's buffer (which
+// the result may alias) and resultBuf are released once the reply is
+// written.
+func (s *Server) finish(call *Call, result []byte, err error, resultBuf wire.Releaser) {
+	if c := call.conn; c != nil {
+		c.release(call)
+		if err != nil {
+			if resultBuf != nil {
+				resultBuf.Release()
+			}
+			c.pushError(call.id, err.Error(), call.reqBuf)
+		} else {
+			c.pushResult(call.id, result, call.reqBuf, resultBuf)
+		}
+	} else if call.sink != nil {
+		if resultBuf != nil {
+			result = bytes.Clone(result)
+			resultBuf.Release()
+		}
+		call.sink <- callResult{result: result, err: err}
+	}
+	s.inFlight.Add(-1)
+}
+
+// serverConn is one client connection.
+type serverConn struct {
+	srv *Server
+	nc  net.Conn
+	out *wire.Queue
+
+	mu       sync.Mutex
+	calls    *Call // doubly linked list of calls in flight
+	inFlight int
+	closed   bool
+}
+
+func (c *serverConn) readLoop() {
+	defer c.close()
+	s := c.srv
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
+	var req request
+	for {
+		frame, buf, err := wire.ReadFrame(br, r)
+		if err != nil {
+			var fse *nativemsg.FrameSizeError
+			switch {
+			case errors.As(err, &fse):
+				s.log.Warn("agentproto: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
+				c.pushError(nil, fmt.Sprintf("Request frame of %d bytes exceeds the limit of %d bytes", fse.Size, fse.Limit), nil)
+				c.closeAfterFlush()
+				return
+			case errors.Is(err, nativemsg.ErrEmptyFrame):
+				c.pushError(nil, "Unexpected end of JSON input", nil)
+				continue
+			case errors.Is(err, nativemsg.ErrInvalidJSON):
+				c.pushError(nil, "Unexpected token in JSON: the frame does not start a JSON value", nil)
+				continue
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("agentproto: connection read ended", "err", err)
+			}
+			return
+		}
+		if err := decodeRequest(frame, &req); err != nil {
+			c.pushError(nil, err.Error(), buf)
+			continue
+		}
+		s.dispatch(c, &req, buf)
+	}
+}
+
+// closeAfterFlush waits briefly for queued frames to reach the client,
+// then closes the connection.
+func (c *serverConn) closeAfterFlush() {
+	select {
+	case <-c.out.Drained():
+	case <-time.After(time.Second):
+	}
+}
+
+func (c *serverConn) writeLoop() {
+	if err := c.out.Run(); err != nil {
+		c.srv.log.Debug("agentproto: connection write failed", "err", err)
+		c.close()
+	}
+}
+
+// admit records call as in flight on c, or refuses it.
+func (c *serverConn) admit(call *Call) *RemoteError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errShuttingDown
+	}
+	if c.inFlight >= c.srv.maxFlight {
+		return tooManyInFlight(c.srv.maxFlight)
+	}
+	c.inFlight++
+	c.srv.inFlight.Add(1)
+	call.startTimer()
+	call.next = c.calls
+	if c.calls != nil {
+		c.calls.prev = call
+	}
+	c.calls = call
+	return nil
+}
+
+func (c *serverConn) release(call *Call) {
+	c.mu.Lock()
+	if call.prev != nil {
+		call.prev.next = call.next
+	} else if c.calls == call {
+		c.calls = call.next
+	}
+	if call.next != nil {
+		call.next.prev = call.prev
+	}
+	call.prev, call.next = nil, nil
+	c.inFlight--
+	c.mu.Unlock()
+}
+
+var (
+	idHead     = []byte(`{"id":`)
+	resultMid  = []byte(`,"result":`)
+	nullResult = []byte(`null`)
+)
+
+// pushResult queues {"id":id,"result":result}; rel1 and rel2 are released
+// once the frame no longer needs them.
+func (c *serverConn) pushResult(id, result []byte, rel1, rel2 wire.Releaser) {
+	var buf [96]byte
+	head := append(append(append(buf[:0], idHead...), id...), resultMid...)
+	if result == nil {
+		result = nullResult
+	}
+	f := wire.Frame{Head: head, Body: result, Tail: closeBrace, Release: [2]wire.Releaser{rel1, rel2}}
+	if err := c.out.Push(&f); err != nil {
+		c.dropSlow(err)
+	}
+}
+
+// pushError queues {"id":id,"error":msg} (no id when id is nil) and then
+// releases rel.
+func (c *serverConn) pushError(id []byte, msg string, rel wire.Releaser) {
+	var buf [160]byte
+	f := wire.Frame{Head: appendError(buf[:0], id, msg), Release: [2]wire.Releaser{rel}}
+	if err := c.out.Push(&f); err != nil {
+		c.dropSlow(err)
+	}
+}
+
+func appendError(dst, id []byte, msg string) []byte {
+	dst = append(dst, '{')
+	if id != nil {
+		dst = append(append(append(dst, `"id":`...), id...), ',')
+	}
+	dst = append(dst, `"error":`...)
+	return append(wire.AppendString(dst, msg), '}')
+}
+
+// dropSlow disconnects a client whose queue overflowed. The caller must
+// not hold the server's or the connection's lock.
+func (c *serverConn) dropSlow(err error) {
+	if errors.Is(err, wire.ErrQueueFull) {
+		c.srv.log.Warn("agentproto: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
+		c.close()
+	}
+}
+
+// close ends the connection: its calls in flight are abandoned.
+func (c *serverConn) close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	var abandoned []*Call
+	for call := c.calls; call != nil; call = call.next {
+		abandoned = append(abandoned, call)
+	}
+	c.mu.Unlock()
+
+	c.out.Close()
+	c.nc.Close()
+	for _, call := range abandoned {
+		call.complete(nil, errShuttingDown, true, nil)
+	}
+	s := c.srv
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}

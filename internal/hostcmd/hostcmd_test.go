@@ -1,0 +1,223 @@
+package hostcmd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/hostcmd"
+	"github.com/agentbridge/agentbridge/nativemsg"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+var hostBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hostcmd-test")
+	if err != nil {
+		panic(err)
+	}
+	hostBinary = filepath.Join(dir, "weboperator-host")
+	build := exec.Command("go", "build", "-o", hostBinary, "github.com/agentbridge/agentbridge/examples/weboperator-host")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the host:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+const extensionID = "pgnpnlnhjmjbmobnchmlaaonbieoelff"
+
+// chromeStart starts the built host as Chrome does: argv[1] the caller's
+// origin, the binary's folder as working directory, the environment
+// inherited, stdio pipes to a stand-in extension in this process.
+type hostProcess struct {
+	cmd    *exec.Cmd
+	ext    *agentprototest.Extension
+	socket string
+	stderr *bytes.Buffer
+	stdin  io.WriteCloser
+	done   chan error
+}
+
+func chromeStart(t *testing.T, handler agentprototest.Handler, env ...string) *hostProcess {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "woh") // short: socket paths are limited to 108 bytes
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "bridge.sock")
+	cmd := exec.Command(hostBinary, nativemsg.ExtensionOrigin(extensionID))
+	cmd.Dir = filepath.Dir(hostBinary)
+	cmd.Env = append(os.Environ(),
+		"WEBOPERATOR_API_TOKEN=test-token",
+		"WEBOPERATOR_AGENT_SOCKET="+socket,
+		"WEBOPERATOR_BRIDGE_PORT=0")
+	cmd.Env = append(cmd.Env, env...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &hostProcess{cmd: cmd, socket: socket, stderr: &bytes.Buffer{}, stdin: stdin, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	require.NoError(t, cmd.Start())
+	browser := nativemsg.NewConn(stdout, stdin, stdin, &nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit})
+	p.ext = agentprototest.NewExtension(browser, &agentprototest.Options{Handler: handler})
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		p.ext.Close()
+		cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("host stderr:\n%s", p.stderr)
+		}
+	})
+	return p
+}
+
+func (p *hostProcess) dial(t *testing.T) *agentproto.Client {
+	t.Helper()
+	var c *agentproto.Client
+	require.Eventually(t, func() bool {
+		var err error
+		c, err = agentproto.Dial(t.Context(), p.socket, &agentproto.ClientOptions{Token: "test-token", RequireSameUser: true})
+		if err != nil {
+			return false
+		}
+		h, err := c.Health(t.Context())
+		if err != nil || !h.ExtensionOnline() {
+			c.Close()
+			return false
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestHostStartedLikeChrome(t *testing.T) {
+	p := chromeStart(t, agentprototest.Echo)
+	c := p.dial(t)
+
+	fi, err := os.Stat(p.socket)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "socket mode")
+
+	var res json.RawMessage
+	require.NoError(t, c.Call(t.Context(), agentproto.TypeClick, json.RawMessage(`{"ref":"@e1","index":7}`), &res))
+	assert.JSONEq(t, `{"ref":"@e1","index":7}`, string(res))
+
+	// The extension disconnects: the host removes its socket and exits.
+	p.ext.Vanish()
+	select {
+	case err := <-p.done:
+		assert.NoError(t, err)
+		p.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatal("the host did not exit after its input closed")
+	}
+	_, err = os.Lstat(p.socket)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "socket removed at exit: %v", err)
+}
+
+func TestHostSIGTERMFailsPendingWithStreamClosed(t *testing.T) {
+	p := chromeStart(t, agentprototest.HandlerFunc(func(ctx context.Context, r *agentprototest.Request) (any, error) {
+		if r.Type == "tasks.wait" {
+			<-ctx.Done() // never answers
+			return nil, agentprototest.ErrNoReply
+		}
+		return r.Payload, nil
+	}))
+	c := p.dial(t)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(t.Context(), agentproto.TypeTasksWait, agentproto.WaitParams{ID: "t1"}, nil) }()
+	require.Eventually(t, func() bool { return p.ext.Received() >= 1 }, 5*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-errc:
+		var re *agentproto.RemoteError
+		require.ErrorAs(t, err, &re)
+		assert.Equal(t, "Extension native messaging stream closed", re.Message)
+		assert.ErrorIs(t, err, agentproto.ErrStreamClosed)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pending request was not failed")
+	}
+	select {
+	case err := <-p.done:
+		assert.NoError(t, err)
+		p.done <- err
+	case <-time.After(3 * time.Second):
+		t.Fatal("the host did not exit after SIGTERM")
+	}
+	_, err := os.Lstat(p.socket)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "socket removed at exit: %v", err)
+}
+
+func TestHostRefusesOriginOutsideAllowlist(t *testing.T) {
+	p := chromeStart(t, agentprototest.Echo, hostcmd.EnvAllowedOrigins+"=chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
+	select {
+	case err := <-p.done:
+		assert.Error(t, err, "the host exits with an error")
+		p.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatal("the host kept running for a refused origin")
+	}
+	assert.Contains(t, p.stderr.String(), "caller origin not allowed")
+}
+
+func TestInstallWritesManifestPointingAtTheBinary(t *testing.T) {
+	profile := t.TempDir()
+	out, err := exec.Command(hostBinary, "install", "--browser", "chromium", "--extension-id", extensionID, "--user-data-dir", profile).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	manifestPath := filepath.Join(profile, "NativeMessagingHosts", "com.weboperator.bridge.json")
+	data, err := os.ReadFile(manifestPath)
+	require.NoError(t, err)
+	m, err := nativemsg.ParseManifest(data)
+	require.NoError(t, err)
+	want, err := filepath.EvalSymlinks(hostBinary)
+	require.NoError(t, err)
+	assert.Equal(t, want, m.Path)
+	assert.Equal(t, []string{"chrome-extension://" + extensionID + "/"}, m.AllowedOrigins)
+	assert.Equal(t, "com.weboperator.bridge", m.Name)
+
+	out, err = exec.Command(hostBinary, "uninstall", "--browser", "chromium", "--user-data-dir", profile).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	_, err = os.Stat(manifestPath)
+	assert.True(t, errors.Is(err, os.ErrNotExist))
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"install", "--browser", "chromium"},
+		{"install", "--browser", "netscape", "--extension-id", extensionID},
+		{"not-an-origin"},
+	} {
+		var stderr bytes.Buffer
+		env := hostcmd.OSEnv()
+		env.Stderr, env.Stdout = &stderr, io.Discard
+		assert.Equal(t, 2, hostcmd.Run(t.Context(), args, env), "args %q", args)
+		assert.NotEmpty(t, stderr.String())
+	}
+}

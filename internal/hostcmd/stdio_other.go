@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hostcmd
+
+func preparePipe(fd int) bool { return false }

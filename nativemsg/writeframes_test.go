@@ -1,0 +1,88 @@
+package nativemsg
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func frameBytes(body string) []byte {
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+func TestWriteFrames(t *testing.T) {
+	one, two := frameBytes(`{"a":1}`), frameBytes(`"two"`)
+	batch := append(append([]byte{}, one...), two...)
+	tests := []struct {
+		name    string
+		parts   [][]byte
+		limit   int
+		wantErr error
+	}{
+		{name: "one part", parts: [][]byte{batch}},
+		{name: "split everywhere", parts: [][]byte{batch[:2], batch[2:5], batch[5:11], batch[11:13], batch[13:]}},
+		{name: "empty parts between", parts: [][]byte{nil, batch[:7], {}, batch[7:]}},
+		{name: "partial header", parts: [][]byte{batch, {1, 0}}, wantErr: ErrPartialFrame},
+		{name: "partial body", parts: [][]byte{batch[:len(batch)-1]}, wantErr: ErrPartialFrame},
+		{name: "empty frame", parts: [][]byte{{0, 0, 0, 0}}, wantErr: ErrEmptyFrame},
+		{name: "over the limit", parts: [][]byte{batch}, limit: 6, wantErr: &FrameSizeError{Size: 7, Limit: 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := NewWriter(&out, &WriterOptions{MaxFrameSize: tt.limit})
+			partsBefore := make([][]byte, len(tt.parts))
+			copy(partsBefore, tt.parts)
+			err := w.WriteFrames(tt.parts)
+			assert.Equal(t, partsBefore, tt.parts, "parts must not be modified")
+			if tt.wantErr != nil {
+				require.Error(t, err)
+				assert.Equal(t, tt.wantErr.Error(), err.Error())
+				assert.Zero(t, out.Len(), "nothing is written for a refused batch")
+				return
+			}
+			require.NoError(t, err)
+			r := NewReader(&out, nil)
+			body, err := r.ReadMessage(nil)
+			require.NoError(t, err)
+			assert.Equal(t, `{"a":1}`, string(body))
+			body, err = r.ReadMessage(nil)
+			require.NoError(t, err)
+			assert.Equal(t, `"two"`, string(body))
+		})
+	}
+}
+
+// countingReader counts the Read calls that reach it.
+type countingReader struct {
+	r     *bytes.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+
+func TestConnReadBufferSize(t *testing.T) {
+	var stream []byte
+	for range 10 {
+		stream = append(stream, frameBytes(`{"kind":"bridge:hello"}`)...)
+	}
+	for _, tt := range []struct {
+		buffer    int
+		wantReads int
+	}{{0, 20}, {4096, 1}} {
+		src := &countingReader{r: bytes.NewReader(stream)}
+		c := NewConn(src, nil, nil, &ConnOptions{ReadBufferSize: tt.buffer})
+		for range 10 {
+			body, err := c.ReadMessage(nil)
+			require.NoError(t, err)
+			assert.Equal(t, `{"kind":"bridge:hello"}`, string(body))
+		}
+		assert.Equal(t, tt.wantReads, src.reads, "buffer %d", tt.buffer)
+	}
+}
