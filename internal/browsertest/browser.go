@@ -105,7 +105,7 @@ const gracePeriod = 5 * time.Second
 // Launch writes the extension, installs the native host manifest when a
 // host is given, and starts Chromium. ctx bounds the start only: the
 // browser runs until Close, which the caller must call. opts may be nil.
-func Launch(ctx context.Context, opts *Options) (b *Browser, err error) {
+func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 	if err := supported(); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func Launch(ctx context.Context, opts *Options) (b *Browser, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b = &Browser{
+	b := &Browser{
 		Chromium: path,
 		exited:   make(chan struct{}),
 		output:   &tailBuffer{max: 64 << 10},
@@ -141,7 +141,6 @@ func Launch(ctx context.Context, opts *Options) (b *Browser, err error) {
 	defer func() {
 		if err != nil {
 			b.removeDir()
-			b = nil
 		}
 	}()
 	b.ProfileDir = filepath.Join(b.Dir, "profile")

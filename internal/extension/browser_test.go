@@ -75,7 +75,7 @@ var (
 
 // getFixture starts the shared browser on first use. Without Chromium
 // the test is skipped (failed in CI).
-func getFixture(t *testing.T) *fixture {
+func getFixture(t testing.TB) *fixture {
 	t.Helper()
 	browsertest.SkipWithoutChromium(t)
 	fixtureOnce.Do(func() {
@@ -90,7 +90,7 @@ func getFixture(t *testing.T) *fixture {
 	return shared
 }
 
-func startFixture(t *testing.T) (fx *fixture, err error) {
+func startFixture(t testing.TB) (fx *fixture, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	host, err := browsertest.BuildBinary(ctx, browsertest.RelayHostPackage)
@@ -162,7 +162,7 @@ func (fx *fixture) acceptHosts() {
 
 // native returns the current relay host's connection, waiting for one to
 // come up when there is none (or the last one ended).
-func (fx *fixture) native(t *testing.T) *link {
+func (fx *fixture) native(t testing.TB) *link {
 	t.Helper()
 	fx.mu.Lock()
 	l := fx.link
@@ -174,7 +174,7 @@ func (fx *fixture) native(t *testing.T) *link {
 }
 
 // nextHost waits for a new relay host to connect.
-func (fx *fixture) nextHost(t *testing.T) *link {
+func (fx *fixture) nextHost(t testing.TB) *link {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -331,7 +331,7 @@ func (l *link) close() {
 
 // send writes one bridge:request and returns the channel its response
 // arrives on.
-func (l *link) send(t *testing.T, typ string, payload any) (string, <-chan bridgeResponse) {
+func (l *link) send(t testing.TB, typ string, payload any) (string, <-chan bridgeResponse) {
 	t.Helper()
 	id := "req-" + strconv.FormatInt(l.seq.Add(1), 10)
 	ch := make(chan bridgeResponse, 1)
@@ -347,7 +347,7 @@ func (l *link) send(t *testing.T, typ string, payload any) (string, <-chan bridg
 }
 
 // wait returns the response on ch, failing the test after 30 s.
-func (l *link) wait(t *testing.T, ch <-chan bridgeResponse) bridgeResponse {
+func (l *link) wait(t testing.TB, ch <-chan bridgeResponse) bridgeResponse {
 	t.Helper()
 	timer := time.NewTimer(30 * time.Second)
 	defer timer.Stop()
@@ -363,14 +363,14 @@ func (l *link) wait(t *testing.T, ch <-chan bridgeResponse) bridgeResponse {
 }
 
 // call sends a request and returns its response.
-func (l *link) call(t *testing.T, typ string, payload any) bridgeResponse {
+func (l *link) call(t testing.TB, typ string, payload any) bridgeResponse {
 	t.Helper()
 	_, ch := l.send(t, typ, payload)
 	return l.wait(t, ch)
 }
 
 // result calls and decodes a successful response's result into v.
-func (l *link) result(t *testing.T, typ string, payload any, v any) {
+func (l *link) result(t testing.TB, typ string, payload any, v any) {
 	t.Helper()
 	r := l.call(t, typ, payload)
 	require.Nil(t, r.Error, "%s failed: %s", typ, r.raw)
@@ -510,7 +510,7 @@ func (h *fakeHub) serveWS(w http.ResponseWriter, r *http.Request) {
 
 // next returns the first connection after the n-th one (n = how many
 // connections the caller has seen), waiting up to 30 s.
-func (h *fakeHub) next(t *testing.T, n int) *hubConn {
+func (h *fakeHub) next(t testing.TB, n int) *hubConn {
 	t.Helper()
 	timer := time.NewTimer(30 * time.Second)
 	defer timer.Stop()
@@ -539,7 +539,7 @@ func (h *fakeHub) count() int {
 }
 
 // current returns the newest connection, waiting for one if it has ended.
-func (h *fakeHub) current(t *testing.T) *hubConn {
+func (h *fakeHub) current(t testing.TB) *hubConn {
 	t.Helper()
 	h.mu.Lock()
 	n := len(h.conns)
@@ -569,14 +569,14 @@ func (h *fakeHub) close() {
 }
 
 // send writes one frame to the extension.
-func (c *hubConn) send(t *testing.T, frame any) {
+func (c *hubConn) send(t testing.TB, frame any) {
 	t.Helper()
 	data, err := json.Marshal(frame)
 	require.NoError(t, err)
 	c.sendRaw(t, websocket.MessageText, data)
 }
 
-func (c *hubConn) sendRaw(t *testing.T, typ websocket.MessageType, data []byte) {
+func (c *hubConn) sendRaw(t testing.TB, typ websocket.MessageType, data []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -584,7 +584,7 @@ func (c *hubConn) sendRaw(t *testing.T, typ websocket.MessageType, data []byte) 
 }
 
 // frame returns the next frame from the extension other than a ping.
-func (c *hubConn) frame(t *testing.T) map[string]any {
+func (c *hubConn) frame(t testing.TB) map[string]any {
 	t.Helper()
 	timer := time.NewTimer(30 * time.Second)
 	defer timer.Stop()
@@ -602,7 +602,7 @@ func (c *hubConn) frame(t *testing.T) map[string]any {
 }
 
 // command sends a browser_command and returns its browser_result.
-func (c *hubConn) command(t *testing.T, fields map[string]any) map[string]any {
+func (c *hubConn) command(t testing.TB, fields map[string]any) map[string]any {
 	t.Helper()
 	id := fmt.Sprintf("cmd-%d", time.Now().UnixNano())
 	frame := map[string]any{"type": "browser_command", "id": id, "timeout_ms": 30000}

@@ -47,7 +47,7 @@ type snapshot struct {
 }
 
 // find returns the node with this role and name.
-func (s snapshot) find(t *testing.T, role, name string) snapshotNode {
+func (s snapshot) find(t testing.TB, role, name string) snapshotNode {
 	t.Helper()
 	for _, n := range s.Nodes {
 		if n.Role == role && n.Name == name {
@@ -77,7 +77,7 @@ type actionResult struct {
 func (fx *fixture) url(path string) string { return "http://" + fx.pagesLn.Addr().String() + path }
 
 // open navigates the active tab to path and returns a fresh snapshot.
-func open(t *testing.T, fx *fixture, l *link, path string) snapshot {
+func open(t testing.TB, fx *fixture, l *link, path string) snapshot {
 	t.Helper()
 	var nav struct {
 		OK    bool   `json:"ok"`
@@ -90,7 +90,7 @@ func open(t *testing.T, fx *fixture, l *link, path string) snapshot {
 	return takeSnapshot(t, l)
 }
 
-func takeSnapshot(t *testing.T, l *link) snapshot {
+func takeSnapshot(t testing.TB, l *link) snapshot {
 	t.Helper()
 	var res struct {
 		Kind     string   `json:"kind"`
@@ -101,24 +101,13 @@ func takeSnapshot(t *testing.T, l *link) snapshot {
 	return res.Snapshot
 }
 
-func action(t *testing.T, l *link, typ string, payload map[string]any) actionResult {
+func action(t testing.TB, l *link, typ string, payload map[string]any) actionResult {
 	t.Helper()
 	var res actionResult
 	l.result(t, typ, payload, &res)
 	require.Equal(t, "action:result", res.Kind)
 	require.NotNil(t, res.Result.DurationMs, "an action result carries durationMs")
 	return res
-}
-
-func extractText(t *testing.T, l *link, refs string) []string {
-	t.Helper()
-	res := action(t, l, "browser.extract", map[string]any{"refs": refs})
-	require.True(t, res.Result.OK, res.Result.Error)
-	var out []string
-	for _, e := range res.Result.Extracted {
-		out = append(out, e.Text)
-	}
-	return out
 }
 
 func TestNativeHello(t *testing.T) {
@@ -545,7 +534,7 @@ func TestNativeDropPortStartsANewHost(t *testing.T) {
 }
 
 // waitGone waits up to 10 s for process pid to exit.
-func waitGone(t *testing.T, pid int) {
+func waitGone(t testing.TB, pid int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
