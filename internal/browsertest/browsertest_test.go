@@ -152,20 +152,29 @@ func TestSkipWithoutChromium(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(browsertest.ChromiumEnv, "")
 
-	t.Run("skips outside CI", func(t *testing.T) {
-		t.Setenv("CI", "")
-		r := &recorder{TB: t}
-		r.run(func(tb testing.TB) { browsertest.SkipWithoutChromium(tb) })
-		assert.Contains(t, r.skip, "Chromium not found")
-		assert.Empty(t, r.fatal)
-	})
-	t.Run("fails in CI", func(t *testing.T) {
-		t.Setenv("CI", "true")
-		r := &recorder{TB: t}
-		r.run(func(tb testing.TB) { browsertest.SkipWithoutChromium(tb) })
-		assert.Contains(t, r.fatal, "CI is set")
-		assert.Empty(t, r.skip)
-	})
+	for _, tc := range []struct {
+		name, ci    string
+		fatal, skip string
+	}{
+		{"skips outside CI", "", "", "Chromium not found"},
+		{"fails in CI", "true", "CI is set", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			r := &recorder{TB: t}
+			r.run(func(tb testing.TB) { browsertest.SkipWithoutChromium(tb) })
+			if tc.fatal == "" {
+				assert.Empty(t, r.fatal)
+			} else {
+				assert.Contains(t, r.fatal, tc.fatal)
+			}
+			if tc.skip == "" {
+				assert.Empty(t, r.skip)
+			} else {
+				assert.Contains(t, r.skip, tc.skip)
+			}
+		})
+	}
 	t.Run("Start skips too", func(t *testing.T) {
 		t.Setenv("CI", "")
 		r := &recorder{TB: t}

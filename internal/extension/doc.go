@@ -85,8 +85,11 @@
 //
 // # Limits
 //
-// Only the top frame of a page is seen and acted on (no @f<frameId>e<N>
-// refs). A snapshot lists at most 400 nodes unless allElements is true;
+// Snapshots and extracts span the page's frames: nodes inside a frame have
+// refs @f<frameId>e<N> and a frameId, listed after the top frame's within
+// the viewport-first order, and their bbox is relative to their frame.
+// Selectors (the extension bridge, task steps) reach the top frame only.
+// Each frame's snapshot lists at most 400 nodes unless allElements is true;
 // names are cut at 200 characters, extracted text at 2000. Clicks and keys
 // are synthesised DOM events (untrusted: a page can tell them apart).
 // Screenshots are spaced by 550 ms, Chrome's quota for captureVisibleTab.

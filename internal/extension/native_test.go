@@ -8,6 +8,7 @@ import (
 	"image/jpeg"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ type snapshotNode struct {
 	State      []string                 `json:"state"`
 	BBox       struct{ X, Y, W, H int } `json:"bbox"`
 	InViewport bool                     `json:"inViewport"`
+	FrameID    int                      `json:"frameId"`
 }
 
 type snapshot struct {
@@ -108,6 +110,15 @@ func action(t testing.TB, l *link, typ string, payload map[string]any) actionRes
 	require.Equal(t, "action:result", res.Kind)
 	require.NotNil(t, res.Result.DurationMs, "an action result carries durationMs")
 	return res
+}
+
+// failsWith runs an action that must fail as a result (ok:false), not as
+// an error, with an error mentioning want.
+func failsWith(t testing.TB, l *link, typ string, payload map[string]any, want string) {
+	t.Helper()
+	res := action(t, l, typ, payload)
+	assert.False(t, res.Result.OK, "%s %v succeeded", typ, payload)
+	assert.Contains(t, res.Result.Error, want)
 }
 
 func TestNativeHello(t *testing.T) {
@@ -203,12 +214,8 @@ func TestNativeClickChangesThePage(t *testing.T) {
 
 	// A new snapshot invalidates old refs only by renumbering: an unknown
 	// ref is an action failure, not an error.
-	res = action(t, l, "browser.click", map[string]any{"ref": "@e999"})
-	assert.False(t, res.Result.OK)
-	assert.Contains(t, res.Result.Error, "@e999")
-	res = action(t, l, "browser.click", map[string]any{"ref": "button"})
-	assert.False(t, res.Result.OK)
-	assert.Contains(t, res.Result.Error, "Invalid ref")
+	failsWith(t, l, "browser.click", map[string]any{"ref": "@e999"}, "@e999")
+	failsWith(t, l, "browser.click", map[string]any{"ref": "button"}, "Invalid ref")
 }
 
 func TestNativeClickFollowsALink(t *testing.T) {
@@ -257,11 +264,20 @@ func TestNativeTypeAndSubmit(t *testing.T) {
 		done.find(t, "heading", "You searched: replaced")
 	})
 
+	t.Run("select", func(t *testing.T) {
+		s := open(t, fx, l, "/controls")
+		plan := s.find(t, "combobox", "Plan")
+		res := action(t, l, "browser.type", map[string]any{"ref": plan.Ref, "text": "Free"})
+		require.True(t, res.Result.OK, res.Result.Error)
+		plan = takeSnapshot(t, l).find(t, "combobox", "Plan")
+		require.NotNil(t, plan.Value)
+		assert.Equal(t, "Free", *plan.Value)
+		failsWith(t, l, "browser.type", map[string]any{"ref": plan.Ref, "text": "Gold"}, "No option")
+	})
+
 	t.Run("not a text field", func(t *testing.T) {
 		s := open(t, fx, l, "/form")
-		res := action(t, l, "browser.type", map[string]any{"ref": s.find(t, "button", "Search").Ref, "text": "x"})
-		assert.False(t, res.Result.OK)
-		assert.NotEmpty(t, res.Result.Error)
+		failsWith(t, l, "browser.type", map[string]any{"ref": s.find(t, "button", "Search").Ref, "text": "x"}, "does not accept text")
 	})
 }
 
@@ -287,9 +303,7 @@ func TestNativePress(t *testing.T) {
 	require.NotNil(t, box.Value)
 	assert.Equal(t, "x", *box.Value, "a printable key without modifiers types itself")
 
-	res = action(t, l, "browser.press", map[string]any{"key": "a", "modifiers": "hyper"})
-	assert.False(t, res.Result.OK)
-	assert.Contains(t, res.Result.Error, "hyper")
+	failsWith(t, l, "browser.press", map[string]any{"key": "a", "modifiers": "hyper"}, "hyper")
 }
 
 func TestNativeScroll(t *testing.T) {
@@ -323,9 +337,7 @@ func TestNativeScroll(t *testing.T) {
 	require.True(t, res.Result.OK, res.Result.Error)
 	assert.True(t, takeSnapshot(t, l).find(t, "button", "Bottom button").InViewport)
 
-	res = action(t, l, "browser.scroll", map[string]any{"direction": "sideways"})
-	assert.False(t, res.Result.OK)
-	assert.Contains(t, res.Result.Error, "sideways")
+	failsWith(t, l, "browser.scroll", map[string]any{"direction": "sideways"}, "sideways")
 }
 
 func TestNativeExtract(t *testing.T) {
@@ -363,9 +375,40 @@ func TestNativeExtract(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "hunter2")
 
-	res = action(t, l, "browser.extract", map[string]any{"refs": "@e1,@e999"})
-	assert.False(t, res.Result.OK)
-	assert.Contains(t, res.Result.Error, "@e999")
+	failsWith(t, l, "browser.extract", map[string]any{"refs": "@e1,@e999"}, "@e999")
+}
+
+func TestNativeFrames(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	s := open(t, fx, l, "/frames")
+	outer := s.find(t, "heading", "Outer")
+	assert.Equal(t, "@e1", outer.Ref)
+	inner := s.find(t, "button", "Inner button")
+	output := s.find(t, "textbox", "Output")
+	frameRef := regexp.MustCompile(`^@f[1-9]\d*e\d+$`)
+	assert.Regexp(t, frameRef, inner.Ref, "refs inside frames are @f<frameId>e<N>")
+	assert.Regexp(t, frameRef, output.Ref)
+	assert.Positive(t, inner.FrameID)
+
+	res := action(t, l, "browser.click", map[string]any{"ref": inner.Ref})
+	require.True(t, res.Result.OK, res.Result.Error)
+	res = action(t, l, "browser.extract", map[string]any{"refs": output.Ref + "," + outer.Ref})
+	require.True(t, res.Result.OK, res.Result.Error)
+	require.Len(t, res.Result.Extracted, 2)
+	assert.Equal(t, output.Ref, res.Result.Extracted[0].Ref)
+	require.NotNil(t, res.Result.Extracted[0].Value)
+	assert.Equal(t, "clicked in frame", *res.Result.Extracted[0].Value)
+	assert.Equal(t, "Outer", res.Result.Extracted[1].Text, "answered in the order asked")
+
+	all := action(t, l, "browser.extract", map[string]any{"refs": "all"})
+	require.True(t, all.Result.OK, all.Result.Error)
+	var refs []string
+	for _, e := range all.Result.Extracted {
+		refs = append(refs, e.Ref)
+	}
+	assert.Contains(t, refs, inner.Ref)
+	assert.Contains(t, refs, outer.Ref)
 }
 
 func TestNativeNavigateWaitsForLoad(t *testing.T) {

@@ -37,6 +37,11 @@ func newSite() *site {
 		"/slow":     `<!doctype html><title>slow</title><h1>Slow page</h1><img src="/slow.png" alt="held">`,
 		"/secrets":  secretsPage,
 		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
+		"/frames": `<!doctype html><title>Frames</title><h1>Outer</h1>
+<iframe src="/framed" style="width:600px;height:200px"></iframe>`,
+		"/framed": `<!doctype html><title>Inner</title>
+<button onclick="out.value = 'clicked in frame'">Inner button</button>
+<input id="out" aria-label="Output" readonly>`,
 	}
 	for path, doc := range pages {
 		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,7 @@
 // browser.* command does real work in the page and is wrapped in a
 // synthetic "External Agent" task whose events reach every agent; tasks.*
 // go to the scripted task runner.
-import { capture, navigate, resolveTab, runInPage } from './browser.js';
+import { capture, navigate, resolveTab, runInAllFrames, runInPage } from './browser.js';
 
 // AgentCommands answers bridge:request frames. emit(event) sends a
 // bridge:event; tasks is the TaskRunner.
@@ -96,21 +96,91 @@ function eventArguments(payload) {
   return args;
 }
 
-// pageAction runs op in the page and wraps the outcome in the agent
-// protocol's action result: failures are results with ok:false.
+// Refs inside frames are @f<frameId>e<N>; the page agent of each frame
+// numbers its own nodes @e<N>.
+const FRAME_REF = /^@f(\d+)e(\d+)$/;
+
+function splitRef(ref) {
+  const m = typeof ref === 'string' ? FRAME_REF.exec(ref.trim()) : null;
+  return m ? { frameId: Number(m[1]), ref: `@e${m[2]}` } : { frameId: 0, ref };
+}
+
+function frameRef(frameId, ref) {
+  return frameId === 0 || !ref ? ref : `@f${frameId}${ref.slice(1)}`;
+}
+
+// pageAction runs op in the frame its ref names and wraps the outcome in
+// the agent protocol's action result: failures are results with ok:false.
 async function pageAction(tab, op, args) {
   const started = Date.now();
-  const out = await runInPage(tab.id, op, args);
-  const result = { ...out, durationMs: Date.now() - started };
-  return { kind: 'action:result', result };
+  const { frameId, ref } = splitRef(args.ref);
+  const out = await runInPage(tab.id, op, { ...args, ref }, frameId);
+  return { kind: 'action:result', result: { ...out, durationMs: Date.now() - started } };
+}
+
+async function snapshot(p, tab) {
+  const frames = await runInAllFrames(tab.id, 'snapshot', { allElements: p.allElements === true });
+  const top = frames.find((f) => f.frameId === 0);
+  if (!top) throw new Error('The page returned no result (it may have navigated away)');
+  if (!top.out.ok) throw new Error(top.out.error);
+  // Viewport first across frames: the top frame's nodes, then the
+  // frames', in each group.
+  const inside = [];
+  const outside = [];
+  for (const f of frames) {
+    if (!f.out.ok) continue;
+    for (const n of f.out.snapshot.nodes) {
+      if (f.frameId !== 0) {
+        n.ref = frameRef(f.frameId, n.ref);
+        n.frameId = f.frameId;
+      }
+      (n.inViewport ? inside : outside).push(n);
+    }
+  }
+  const snap = top.out.snapshot;
+  snap.nodes = inside.concat(outside);
+  return { kind: 'snapshot', snapshot: snap };
+}
+
+async function extract(p, tab) {
+  const started = Date.now();
+  const which = p.refs === undefined || p.refs === null || p.refs === '' ? 'visible' : p.refs;
+  const done = (result) => ({ kind: 'action:result', result: { ...result, durationMs: Date.now() - started } });
+  const extracted = [];
+  if (which === 'visible' || which === 'all') {
+    for (const f of await runInAllFrames(tab.id, 'extract', { refs: which })) {
+      if (!f.out.ok) {
+        if (f.frameId === 0) return done(f.out);
+        continue;
+      }
+      for (const e of f.out.extracted) extracted.push({ ...e, ref: frameRef(f.frameId, e.ref) });
+    }
+    return done({ ok: true, extracted });
+  }
+  // A list of refs: ask each frame once for its own, then answer in the
+  // order asked.
+  const refs = (Array.isArray(which) ? which : String(which).split(',')).map((r) => String(r).trim()).filter(Boolean);
+  const byFrame = new Map();
+  for (const r of refs) {
+    const { frameId, ref } = splitRef(r);
+    if (!byFrame.has(frameId)) byFrame.set(frameId, []);
+    byFrame.get(frameId).push(ref);
+  }
+  const found = new Map();
+  for (const [frameId, list] of byFrame) {
+    const out = await runInPage(tab.id, 'extract', { refs: list.join(',') }, frameId);
+    if (!out.ok) return done({ ok: false, error: out.error });
+    for (const e of out.extracted) found.set(frameRef(frameId, e.ref), { ...e, ref: frameRef(frameId, e.ref) });
+  }
+  for (const r of refs) {
+    const { frameId, ref } = splitRef(r);
+    extracted.push(found.get(frameRef(frameId, ref)));
+  }
+  return done({ ok: true, extracted });
 }
 
 const BROWSER = {
-  'browser.snapshot': async (p, tab) => {
-    const out = await runInPage(tab.id, 'snapshot', { allElements: p.allElements === true });
-    if (!out.ok) throw new Error(out.error);
-    return { kind: 'snapshot', snapshot: out.snapshot };
-  },
+  'browser.snapshot': snapshot,
   'browser.screenshot': async (p, tab) => {
     return { kind: 'screenshot', dataUrl: await capture(tab.id, 'jpeg') };
   },
@@ -126,5 +196,5 @@ const BROWSER = {
   'browser.scroll': (p, tab) => pageAction(tab, 'scroll', {
     direction: p.direction, amountPx: Number(p.amountPx) || undefined, ref: p.ref, selector: p.selector,
   }),
-  'browser.extract': (p, tab) => pageAction(tab, 'extract', { refs: p.refs }),
+  'browser.extract': extract,
 };

@@ -26,28 +26,43 @@ export async function resolveTab(tabId) {
   }
 }
 
-// runInPage runs one page-agent operation in the tab's main frame and
-// returns its {ok, ...} result. A page that started navigating is waited
-// for, so the next request sees the new document.
-export async function runInPage(tabId, op, args) {
+// runInPage runs one page-agent operation in one frame of the tab (the
+// top frame unless frameId says otherwise) and returns its {ok, ...}
+// result. A page that started navigating is waited for, so the next
+// request sees the new document.
+export async function runInPage(tabId, op, args, frameId = 0) {
+  const [first] = await inject(tabId, { frameIds: [frameId] }, op, args);
+  if (!first) throw new Error('The page returned no result (it may have navigated away)');
+  const out = first.out;
+  if (out.navigating) {
+    await waitForLoad(tabId, LOAD_START_MS);
+  }
+  delete out.navigating;
+  return out;
+}
+
+// runInAllFrames runs one page-agent operation in every frame of the tab
+// it can reach and returns [{frameId, out}], the top frame first.
+export async function runInAllFrames(tabId, op, args) {
+  const results = await inject(tabId, { allFrames: true }, op, args);
+  return results.sort((a, b) => a.frameId - b.frameId);
+}
+
+async function inject(tabId, target, op, args) {
   await waitForLoad(tabId, 0);
   let results;
   try {
     results = await chrome.scripting.executeScript({
-      target: { tabId, frameIds: [0] },
+      target: { tabId, ...target },
       func: pageAgent,
       args: [op, args ?? {}],
     });
   } catch (e) {
     throw new Error(`Cannot run in this page: ${e.message}`);
   }
-  const out = results && results[0] && results[0].result;
-  if (!out || typeof out !== 'object') throw new Error('The page returned no result (it may have navigated away)');
-  if (out.navigating) {
-    await waitForLoad(tabId, LOAD_START_MS);
-  }
-  delete out.navigating;
-  return out;
+  return (results || [])
+    .filter((r) => r.result && typeof r.result === 'object')
+    .map((r) => ({ frameId: r.frameId, out: r.result }));
 }
 
 // waitForLoad resolves once the tab has finished loading. startMs is how

@@ -122,9 +122,8 @@ export async function pageAgent(op, args) {
     const expanded = el.getAttribute('aria-expanded');
     if (expanded === 'true') s.push('expanded');
     if (expanded === 'false') s.push('collapsed');
-    if (el instanceof HTMLDetailsElement || el.parentElement instanceof HTMLDetailsElement) {
-      const d = el instanceof HTMLDetailsElement ? el : el.parentElement;
-      if (el.tagName === 'SUMMARY') s.push(d.open ? 'expanded' : 'collapsed');
+    if (el.tagName === 'SUMMARY' && el.parentElement instanceof HTMLDetailsElement) {
+      s.push(el.parentElement.open ? 'expanded' : 'collapsed');
     }
     if (el.required || el.getAttribute('aria-required') === 'true') s.push('required');
     if (el.readOnly || el.getAttribute('aria-readonly') === 'true') s.push('readonly');
@@ -379,6 +378,16 @@ export async function pageAgent(op, args) {
         if (t.error) return fail(t.error);
         const el = t.el;
         const text = String(args.text ?? '');
+        if (el instanceof HTMLSelectElement) {
+          // Typing into a select picks the option with that label or value.
+          const option = Array.from(el.options).find((o) => o.text.trim() === text.trim() || o.value === text);
+          if (!option) return fail(`No option ${JSON.stringify(text)} in this select`);
+          if (el.disabled) return fail('Element is not editable');
+          el.value = option.value;
+          el.dispatchEvent(new Event('input', { bubbles: true }));
+          el.dispatchEvent(new Event('change', { bubbles: true }));
+          return { ok: true, navigating: false };
+        }
         const editable = (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement);
         if (!editable && !el.isContentEditable) return fail('Element does not accept text');
         if (el.disabled || el.readOnly) return fail('Element is not editable');
@@ -447,7 +456,7 @@ export async function pageAgent(op, args) {
             if (which === 'visible' && !inViewport(bboxOf(el))) continue;
             extracted.push(extractOne(ref, el));
           }
-          if (state.refs.size === 0) {
+          if (state.refs.size === 0 && globalThis.top === globalThis) {
             // No snapshot yet: the page's text is still worth returning.
             extracted.push({ ref: '', text: clean(document.body?.innerText, MAX_TEXT * 10) });
           }
