@@ -446,6 +446,14 @@ func TestNativeNavigateWaitsForLoad(t *testing.T) {
 	assert.NotZero(t, nav.TabID)
 	assert.Equal(t, fx.url("/slow"), nav.URL)
 
+	// A fragment change loads nothing: it is answered without waiting for
+	// a load that never comes.
+	var hashNav struct {
+		URL string `json:"url"`
+	}
+	l.result(t, "browser.navigate", map[string]any{"url": fx.url("/slow#bottom")}, &hashNav)
+	assert.Equal(t, fx.url("/slow#bottom"), hashNav.URL)
+
 	bad := l.call(t, "browser.navigate", map[string]any{"url": "javascript:alert(1)"})
 	require.NotNil(t, bad.Error, "an unsupported scheme is an error")
 	assert.Contains(t, *bad.Error, "javascript:")

@@ -67,8 +67,9 @@ async function inject(tabId, target, op, args) {
 
 // waitForLoad resolves once the tab has finished loading. startMs is how
 // long to wait for a load to start when the tab is not loading yet (0:
-// return at once).
-export function waitForLoad(tabId, startMs, loadMs = LOAD_MS) {
+// return at once). With fresh, only a load that starts after the call
+// counts, not one already under way.
+export function waitForLoad(tabId, startMs, { fresh = false, loadMs = LOAD_MS } = {}) {
   return new Promise((resolve, reject) => {
     let started = false;
     let timer;
@@ -94,7 +95,7 @@ export function waitForLoad(tabId, startMs, loadMs = LOAD_MS) {
     chrome.tabs.onUpdated.addListener(onUpdated);
     chrome.tabs.onRemoved.addListener(onRemoved);
     chrome.tabs.get(tabId).then((tab) => {
-      if (tab.status === 'loading') {
+      if (tab.status === 'loading' && !fresh) {
         onUpdated(tabId, { status: 'loading' });
       } else if (!started) {
         if (startMs <= 0) finish();
@@ -117,10 +118,50 @@ export async function navigate(tabId, url) {
   if (!['http:', 'https:'].includes(parsed.protocol) && parsed.href !== 'about:blank') {
     throw new Error(`Unsupported URL scheme ${parsed.protocol} (use http, https or about:blank)`);
   }
-  const loaded = waitForLoad(tabId, LOAD_MS);
-  await chrome.tabs.update(tabId, { url: parsed.href });
+  const before = await chrome.tabs.get(tabId);
+  if (sameDocument(before.url, parsed)) {
+    const moved = waitForURL(tabId, parsed.href, 5000);
+    await chrome.tabs.update(tabId, { url: parsed.href });
+    return moved;
+  }
+  const loaded = waitForLoad(tabId, LOAD_MS, { fresh: true });
+  try {
+    await chrome.tabs.update(tabId, { url: parsed.href });
+  } catch (e) {
+    loaded.catch(() => {});
+    throw e;
+  }
   await loaded;
   return chrome.tabs.get(tabId);
+}
+
+// waitForURL resolves with the tab once its URL is url, or after ms with
+// the tab as it is.
+function waitForURL(tabId, url, ms) {
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearTimeout(timer);
+      chrome.tabs.onUpdated.removeListener(onUpdated);
+      chrome.tabs.get(tabId).then(resolve, () => resolve({ id: tabId, url }));
+    };
+    const onUpdated = (id, change) => {
+      if (id === tabId && change.url === url) finish();
+    };
+    const timer = setTimeout(finish, ms);
+    chrome.tabs.onUpdated.addListener(onUpdated);
+  });
+}
+
+// sameDocument reports whether going from url to target only changes the
+// fragment: Chrome then scrolls without loading anything.
+function sameDocument(url, target) {
+  if (!url || !target.hash) return false;
+  try {
+    const from = new URL(url);
+    return from.hash !== target.hash && from.href.slice(0, from.href.length - from.hash.length) === target.href.slice(0, target.href.length - target.hash.length);
+  } catch {
+    return false;
+  }
 }
 
 // Chrome allows two captureVisibleTab calls a second per extension:
