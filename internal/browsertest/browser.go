@@ -321,7 +321,7 @@ func (b *Browser) shutdown() error {
 	if err := b.removeDir(); err != nil {
 		errs = append(errs, err)
 	}
-	b.log.Info("browsertest: Chromium stopped", "pid", pid)
+	b.log.Info("browsertest: Chromium stopped", "pid", pid, "exit", b.waitErr)
 	return errors.Join(errs...)
 }
 

@@ -55,13 +55,22 @@ func ListenRelay() (*Relay, error) {
 // hosts at r.
 func (r *Relay) Env() string { return RelayEnv + "=" + r.Path }
 
-// Accept waits for the next relay host to connect.
+// Accept waits for the next relay host to connect, or for ctx to end.
+// Call it from one goroutine at a time.
 func (r *Relay) Accept(ctx context.Context) (*RelayConn, error) {
 	if err := r.ln.SetDeadline(time.Time{}); err != nil {
 		return nil, fmt.Errorf("browsertest: %w", err)
 	}
-	stop := context.AfterFunc(ctx, func() { r.ln.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		r.ln.SetDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	defer func() {
+		if !stop() {
+			<-fired // so that it cannot touch the next Accept's deadline
+		}
+	}()
 	c, err := r.ln.AcceptUnix()
 	if err != nil {
 		if ctx.Err() != nil {
