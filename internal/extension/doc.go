@@ -23,7 +23,9 @@
 //     and answering exactly one browser_result per id, answers
 //     approval_request as Config.Approvals says, sends {"type":"ping"} every
 //     20 s, reconnects with backoff (1 s doubling to 30 s, reset by the
-//     ack) and ignores unknown, non-JSON and non-object frames.
+//     ack) and ignores unknown, non-JSON and non-object frames. It has no
+//     side panel, so it sends none of the panel's frames
+//     (list_conversations, user_message, tool_request, …).
 //
 // # Quick start
 //

@@ -164,6 +164,15 @@ func TestTasksPauseResumeStop(t *testing.T) {
 	open(t, fx, l, "/plain")
 
 	tk := startTask(t, l, map[string]any{"goal": "wait 60000; extract #text"})
+	// On its own timeout tasks.wait answers the task as it is, not an error.
+	var current task
+	l.result(t, "tasks.wait", map[string]any{"id": tk.ID, "timeoutMs": 50}, &current)
+	assert.Equal(t, tk.ID, current.ID)
+	assert.Contains(t, []string{"idle", "planning", "running"}, current.Status)
+	var missing json.RawMessage
+	l.result(t, "tasks.wait", map[string]any{"id": "task-none"}, &missing)
+	assert.JSONEq(t, "null", string(missing))
+
 	ok(t, l, "tasks.pause", map[string]any{"id": tk.ID})
 	paused := waitTask(t, l, tk.ID)
 	assert.Equal(t, "paused", paused.Status, "tasks.wait returns on paused")
