@@ -89,6 +89,7 @@ type Browser struct {
 	log      *slog.Logger
 	keepDir  bool
 	ownDir   bool
+	hostPath string // the host executable, symlinks resolved
 	closeMu  sync.Mutex
 	closed   bool
 	closeErr error
@@ -154,6 +155,12 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 	if o.HostPath != "" {
 		if b.HostManifest, err = installHost(b.ProfileDir, o.HostPath, o.Extension.NativeHost); err != nil {
 			return nil, err
+		}
+		if b.hostPath, err = filepath.EvalSymlinks(o.HostPath); err != nil {
+			return nil, fmt.Errorf("browsertest: native host: %w", err)
+		}
+		if b.hostPath, err = filepath.Abs(b.hostPath); err != nil {
+			return nil, fmt.Errorf("browsertest: native host: %w", err)
 		}
 	}
 
@@ -271,6 +278,22 @@ func (b *Browser) Exited() <-chan struct{} { return b.exited }
 // without /proc it knows only Chromium's own process.
 func (b *Browser) Processes() []int {
 	return markedProcesses(b.marker, b.cmd.Process.Pid, b.exited)
+}
+
+// HostPids returns the ids of the live native host processes Chromium
+// started from Options.HostPath (nil where /proc is not available), so a
+// test can see a host come up, or exit when the extension drops its port.
+func (b *Browser) HostPids() []int {
+	if b.hostPath == "" {
+		return nil
+	}
+	var pids []int
+	for _, p := range b.Processes() {
+		if processExe(p) == b.hostPath {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
 
 // Output returns the last 64 KiB Chromium wrote to its standard output

@@ -291,6 +291,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	assert.Contains(t, procs, b.Pid())
 	assert.Contains(t, procs, conn.Pid, "the native host is tracked")
 	assert.Greater(t, len(procs), 2, "renderers and helpers are tracked")
+	assert.Equal(t, []int{conn.Pid}, b.HostPids())
 
 	require.NoError(t, b.Close())
 	for _, p := range append(procs, b.Pid(), conn.Pid) {

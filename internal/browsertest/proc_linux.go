@@ -61,3 +61,12 @@ func ProcessAlive(pid int) bool {
 	state := stat[i+2]
 	return state != 'Z' && state != 'X' && state != 'x'
 }
+
+// processExe returns the path of the executable process pid runs, or "".
+func processExe(pid int) string {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return exe
+}

@@ -27,3 +27,5 @@ func ProcessAlive(pid int) bool {
 	_, err := os.FindProcess(pid)
 	return err == nil
 }
+
+func processExe(int) string { return "" }

@@ -569,6 +569,7 @@ func TestNativeDropPortStartsANewHost(t *testing.T) {
 	old := fx.native(t)
 	oldPid := old.conn.Pid
 	require.True(t, browsertest.ProcessAlive(oldPid))
+	require.Equal(t, []int{oldPid}, fx.browser.HostPids())
 
 	r := old.call(t, "debug.dropNativePort", map[string]any{})
 	require.Nil(t, r.Error)
@@ -580,6 +581,7 @@ func TestNativeDropPortStartsANewHost(t *testing.T) {
 	l := fx.nextHost(t)
 	assert.NotEqual(t, oldPid, l.conn.Pid, "a new host process")
 	assert.True(t, browsertest.ProcessAlive(l.conn.Pid))
+	assert.Equal(t, []int{l.conn.Pid}, fx.browser.HostPids(), "only the new host runs")
 	s := open(t, fx, l, "/plain")
 	s.find(t, "heading", "Plain page")
 }
