@@ -112,6 +112,14 @@ func action(t testing.TB, l *link, typ string, payload map[string]any) actionRes
 	return res
 }
 
+// succeeds runs an action that must succeed.
+func succeeds(t testing.TB, l *link, typ string, payload map[string]any) actionResult {
+	t.Helper()
+	res := action(t, l, typ, payload)
+	require.True(t, res.Result.OK, "%s %v failed: %s", typ, payload, res.Result.Error)
+	return res
+}
+
 // failsWith runs an action that must fail as a result (ok:false), not as
 // an error, with an error mentioning want.
 func failsWith(t testing.TB, l *link, typ string, payload map[string]any, want string) {
@@ -203,10 +211,8 @@ func TestNativeClickChangesThePage(t *testing.T) {
 	s := open(t, fx, l, "/click")
 	button := s.find(t, "button", "Add one")
 
-	res := action(t, l, "browser.click", map[string]any{"ref": button.Ref, "reason": "count"})
-	require.True(t, res.Result.OK, res.Result.Error)
-	res = action(t, l, "browser.click", map[string]any{"ref": button.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.click", map[string]any{"ref": button.Ref, "reason": "count"})
+	succeeds(t, l, "browser.click", map[string]any{"ref": button.Ref})
 
 	after := takeSnapshot(t, l)
 	assert.NotEqual(t, s.DomHash, after.DomHash, "the page changed")
@@ -222,8 +228,7 @@ func TestNativeClickFollowsALink(t *testing.T) {
 	fx := getFixture(t)
 	l := fx.native(t)
 	s := open(t, fx, l, "/controls")
-	res := action(t, l, "browser.click", map[string]any{"ref": s.find(t, "link", "Terms of service").Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.click", map[string]any{"ref": s.find(t, "link", "Terms of service").Ref})
 	// The click answered once the next page loaded.
 	after := takeSnapshot(t, l)
 	assert.Equal(t, fx.url("/plain"), after.URL)
@@ -237,10 +242,8 @@ func TestNativeTypeAndSubmit(t *testing.T) {
 	t.Run("press Enter", func(t *testing.T) {
 		s := open(t, fx, l, "/form")
 		q := s.find(t, "textbox", "Query")
-		res := action(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": "hello", "mode": "replace", "submit": "false"})
-		require.True(t, res.Result.OK, res.Result.Error)
-		res = action(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": " world", "mode": "append", "submit": "false"})
-		require.True(t, res.Result.OK, res.Result.Error)
+		succeeds(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": "hello", "mode": "replace", "submit": "false"})
+		succeeds(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": " world", "mode": "append", "submit": "false"})
 
 		typed := takeSnapshot(t, l)
 		assert.Equal(t, fx.url("/form"), typed.URL, `submit "false" does not submit`)
@@ -248,8 +251,7 @@ func TestNativeTypeAndSubmit(t *testing.T) {
 		require.NotNil(t, q.Value)
 		assert.Equal(t, "hello world", *q.Value)
 
-		res = action(t, l, "browser.press", map[string]any{"key": "Enter", "ref": q.Ref})
-		require.True(t, res.Result.OK, res.Result.Error)
+		succeeds(t, l, "browser.press", map[string]any{"key": "Enter", "ref": q.Ref})
 		done := takeSnapshot(t, l)
 		assert.Equal(t, fx.url("/result?q=hello+world"), done.URL)
 		done.find(t, "heading", "You searched: hello world")
@@ -258,8 +260,7 @@ func TestNativeTypeAndSubmit(t *testing.T) {
 	t.Run("submit true", func(t *testing.T) {
 		s := open(t, fx, l, "/form")
 		q := s.find(t, "textbox", "Query")
-		res := action(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": "replaced", "mode": "replace", "submit": "true"})
-		require.True(t, res.Result.OK, res.Result.Error)
+		succeeds(t, l, "browser.type", map[string]any{"ref": q.Ref, "text": "replaced", "mode": "replace", "submit": "true"})
 		done := takeSnapshot(t, l)
 		done.find(t, "heading", "You searched: replaced")
 	})
@@ -267,8 +268,7 @@ func TestNativeTypeAndSubmit(t *testing.T) {
 	t.Run("select", func(t *testing.T) {
 		s := open(t, fx, l, "/controls")
 		plan := s.find(t, "combobox", "Plan")
-		res := action(t, l, "browser.type", map[string]any{"ref": plan.Ref, "text": "Free"})
-		require.True(t, res.Result.OK, res.Result.Error)
+		succeeds(t, l, "browser.type", map[string]any{"ref": plan.Ref, "text": "Free"})
 		plan = takeSnapshot(t, l).find(t, "combobox", "Plan")
 		require.NotNil(t, plan.Value)
 		assert.Equal(t, "Free", *plan.Value)
@@ -287,14 +287,11 @@ func TestNativePress(t *testing.T) {
 	s := open(t, fx, l, "/keys")
 	box := s.find(t, "textbox", "Box")
 
-	res := action(t, l, "browser.press", map[string]any{"key": "K", "modifiers": "ctrl+shift", "ref": box.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.press", map[string]any{"key": "K", "modifiers": "ctrl+shift", "ref": box.Ref})
 	// Without ref the key goes to the focused element, here still the box;
 	// without key it is Enter.
-	res = action(t, l, "browser.press", map[string]any{})
-	require.True(t, res.Result.OK, res.Result.Error)
-	res = action(t, l, "browser.press", map[string]any{"key": "x", "ref": box.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.press", map[string]any{})
+	succeeds(t, l, "browser.press", map[string]any{"key": "x", "ref": box.Ref})
 
 	after := takeSnapshot(t, l)
 	log := strings.Join(after.TextSnippets, " ")
@@ -313,28 +310,23 @@ func TestNativeScroll(t *testing.T) {
 	bottom := s.find(t, "button", "Bottom button")
 	require.False(t, bottom.InViewport)
 
-	res := action(t, l, "browser.scroll", map[string]any{"direction": "down", "amountPx": 500})
-	require.True(t, res.Result.OK, res.Result.Error)
+	res := succeeds(t, l, "browser.scroll", map[string]any{"direction": "down", "amountPx": 500})
 	assert.Equal(t, 500, res.Result.ScrollY)
 	assert.Equal(t, 500, takeSnapshot(t, l).Viewport.ScrollY)
 
-	res = action(t, l, "browser.scroll", map[string]any{"direction": "up", "amountPx": 200})
-	require.True(t, res.Result.OK, res.Result.Error)
+	res = succeeds(t, l, "browser.scroll", map[string]any{"direction": "up", "amountPx": 200})
 	assert.Equal(t, 300, res.Result.ScrollY)
 
-	res = action(t, l, "browser.scroll", map[string]any{"direction": "bottom"})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.scroll", map[string]any{"direction": "bottom"})
 	atBottom := takeSnapshot(t, l)
 	assert.Greater(t, atBottom.Viewport.ScrollY, 4000)
 	assert.True(t, atBottom.find(t, "button", "Bottom button").InViewport)
 
-	res = action(t, l, "browser.scroll", map[string]any{"direction": "top"})
-	require.True(t, res.Result.OK, res.Result.Error)
+	res = succeeds(t, l, "browser.scroll", map[string]any{"direction": "top"})
 	assert.Equal(t, 0, res.Result.ScrollY)
 
 	s = takeSnapshot(t, l)
-	res = action(t, l, "browser.scroll", map[string]any{"direction": "to_ref", "ref": s.find(t, "button", "Bottom button").Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.scroll", map[string]any{"direction": "to_ref", "ref": s.find(t, "button", "Bottom button").Ref})
 	assert.True(t, takeSnapshot(t, l).find(t, "button", "Bottom button").InViewport)
 
 	failsWith(t, l, "browser.scroll", map[string]any{"direction": "sideways"}, "sideways")
@@ -349,8 +341,7 @@ func TestNativeExtract(t *testing.T) {
 	pw := s.find(t, "textbox", "Password")
 	link := s.find(t, "link", "Terms of service")
 
-	res := action(t, l, "browser.extract", map[string]any{"refs": heading.Ref + "," + email.Ref + ", " + link.Ref + "," + pw.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": heading.Ref + "," + email.Ref + ", " + link.Ref + "," + pw.Ref})
 	require.Len(t, res.Result.Extracted, 4)
 	got := res.Result.Extracted
 	assert.Equal(t, heading.Ref, got[0].Ref)
@@ -391,18 +382,15 @@ func TestNativeFrames(t *testing.T) {
 	assert.Regexp(t, frameRef, output.Ref)
 	assert.Positive(t, inner.FrameID)
 
-	res := action(t, l, "browser.click", map[string]any{"ref": inner.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
-	res = action(t, l, "browser.extract", map[string]any{"refs": output.Ref + "," + outer.Ref})
-	require.True(t, res.Result.OK, res.Result.Error)
+	succeeds(t, l, "browser.click", map[string]any{"ref": inner.Ref})
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": output.Ref + "," + outer.Ref})
 	require.Len(t, res.Result.Extracted, 2)
 	assert.Equal(t, output.Ref, res.Result.Extracted[0].Ref)
 	require.NotNil(t, res.Result.Extracted[0].Value)
 	assert.Equal(t, "clicked in frame", *res.Result.Extracted[0].Value)
 	assert.Equal(t, "Outer", res.Result.Extracted[1].Text, "answered in the order asked")
 
-	all := action(t, l, "browser.extract", map[string]any{"refs": "all"})
-	require.True(t, all.Result.OK, all.Result.Error)
+	all := succeeds(t, l, "browser.extract", map[string]any{"refs": "all"})
 	var refs []string
 	for _, e := range all.Result.Extracted {
 		refs = append(refs, e.Ref)
