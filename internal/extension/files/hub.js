@@ -18,7 +18,6 @@ export class HubSide {
     this.backoff = 0; // next reconnect delay; 0 until the first failure
     this.ping = null;
     this.inflight = new Set(); // command ids being run
-    this.approvals = new Set(); // approval request ids not yet resolved
     this.controlledTabId = null;
   }
 
@@ -99,15 +98,13 @@ export class HubSide {
       case 'approval_request':
         this.approval(ws, cfg, f);
         return;
-      case 'approval_resolved':
-        this.approvals.delete(f.request_id);
-        return;
+      // approval_resolved clears a prompt; with no prompt shown there is
+      // nothing to do, like for any other frame.
     }
   }
 
   approval(ws, cfg, f) {
     if (typeof f.request_id !== 'string' || f.request_id === '') return;
-    this.approvals.add(f.request_id);
     if (cfg.approvals === 'approve' || cfg.approvals === 'reject') {
       this.send(ws, { type: 'approval_response', request_id: f.request_id, action: cfg.approvals });
     }
