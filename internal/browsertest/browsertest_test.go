@@ -1,0 +1,343 @@
+package browsertest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/internal/browsertest"
+	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/nativemsg"
+)
+
+type testMain struct{ m *testing.M }
+
+func (tm testMain) Run() int {
+	code := tm.m.Run()
+	if err := browsertest.RemoveBuilds(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return code
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(testMain{m})
+}
+
+// fakeChromium puts an executable called name into a new folder and
+// makes that folder the whole PATH.
+func fakeChromium(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	t.Setenv("PATH", dir)
+	t.Setenv(browsertest.ChromiumEnv, "")
+	return path
+}
+
+func TestFindChromium(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("shell-script stand-ins need a Unix system")
+	}
+	t.Run("on PATH", func(t *testing.T) {
+		want := fakeChromium(t, "chromium-browser")
+		got, err := browsertest.FindChromium("")
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	})
+	t.Run("env var wins over PATH", func(t *testing.T) {
+		fakeChromium(t, "chromium")
+		other := filepath.Join(t.TempDir(), "my-chromium")
+		require.NoError(t, os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755))
+		t.Setenv(browsertest.ChromiumEnv, other)
+		got, err := browsertest.FindChromium("")
+		require.NoError(t, err)
+		assert.Equal(t, other, got)
+	})
+	t.Run("explicit path wins", func(t *testing.T) {
+		want := fakeChromium(t, "google-chrome")
+		t.Setenv(browsertest.ChromiumEnv, "/nonexistent/chromium")
+		got, err := browsertest.FindChromium(want)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	})
+	t.Run("missing", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		t.Setenv(browsertest.ChromiumEnv, "")
+		_, err := browsertest.FindChromium("")
+		require.ErrorIs(t, err, browsertest.ErrChromiumNotFound)
+		assert.Contains(t, err.Error(), "apt-get install chromium")
+		_, err = browsertest.FindChromium("/nonexistent/chromium")
+		assert.ErrorIs(t, err, browsertest.ErrChromiumNotFound)
+	})
+}
+
+// recorder is a testing.TB that records what a helper does with it. Its
+// Fatal and Skip methods end the calling goroutine, as the real ones do.
+type recorder struct {
+	testing.TB
+	mu       sync.Mutex
+	fatal    string
+	skip     string
+	errors   []string
+	logs     []string
+	failed   bool
+	cleanups []func()
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.mu.Lock()
+	r.fatal = fmt.Sprintf(format, args...)
+	r.failed = true
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+func (r *recorder) Skipf(format string, args ...any) {
+	r.mu.Lock()
+	r.skip = fmt.Sprintf(format, args...)
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+	r.failed = true
+	r.mu.Unlock()
+}
+func (r *recorder) Logf(format string, args ...any) {
+	r.mu.Lock()
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+func (r *recorder) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) runCleanups() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// run calls f with r in a goroutine of its own, as the testing package
+// runs a test, so that Fatalf and Skipf can end it.
+func (r *recorder) run(f func(testing.TB)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+}
+
+func TestSkipWithoutChromium(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv(browsertest.ChromiumEnv, "")
+
+	for _, tc := range []struct {
+		name, ci    string
+		fatal, skip string
+	}{
+		{"skips outside CI", "", "", "Chromium not found"},
+		{"fails in CI", "true", "CI is set", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			r := &recorder{TB: t}
+			r.run(func(tb testing.TB) { browsertest.SkipWithoutChromium(tb) })
+			if tc.fatal == "" {
+				assert.Empty(t, r.fatal)
+			} else {
+				assert.Contains(t, r.fatal, tc.fatal)
+			}
+			if tc.skip == "" {
+				assert.Empty(t, r.skip)
+			} else {
+				assert.Contains(t, r.skip, tc.skip)
+			}
+		})
+	}
+	t.Run("Start skips too", func(t *testing.T) {
+		t.Setenv("CI", "")
+		r := &recorder{TB: t}
+		r.run(func(tb testing.TB) { browsertest.Start(tb, nil) })
+		assert.NotEmpty(t, r.skip)
+		assert.Empty(t, r.cleanups, "nothing was started")
+	})
+}
+
+func TestBuildBinary(t *testing.T) {
+	first, err := browsertest.BuildBinary(t.Context(), browsertest.RelayHostPackage)
+	require.NoError(t, err)
+	info, err := os.Stat(first)
+	require.NoError(t, err)
+	assert.NotZero(t, info.Mode().Perm()&0o100, "executable")
+	again := browsertest.Build(t, browsertest.RelayHostPackage)
+	assert.Equal(t, first, again, "built once per process")
+
+	_, err = browsertest.BuildBinary(t.Context(), "github.com/agentbridge/agentbridge/internal/browsertest/nonexistent")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nonexistent")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = browsertest.BuildBinary(ctx, "github.com/agentbridge/agentbridge/nativemsg")
+	assert.Error(t, err, "a cancelled build fails")
+}
+
+func TestLaunchErrors(t *testing.T) {
+	t.Run("no Chromium", func(t *testing.T) {
+		_, err := browsertest.Launch(t.Context(), &browsertest.Options{Chromium: "/nonexistent/chromium"})
+		assert.ErrorIs(t, err, browsertest.ErrChromiumNotFound)
+	})
+	if runtime.GOOS == "windows" {
+		return
+	}
+	stand := fakeChromium(t, "chromium")
+	t.Run("bad extension config", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := browsertest.Launch(t.Context(), &browsertest.Options{
+			Chromium: stand, Dir: dir, Extension: extension.Config{HubPort: 80},
+		})
+		assert.ErrorIs(t, err, extension.ErrInvalidConfig)
+		entries, _ := os.ReadDir(dir)
+		assert.Empty(t, entries, "what Launch made is removed on failure")
+	})
+	t.Run("missing host", func(t *testing.T) {
+		_, err := browsertest.Launch(t.Context(), &browsertest.Options{Chromium: stand, HostPath: "/nonexistent/host"})
+		require.Error(t, err)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := browsertest.Launch(ctx, &browsertest.Options{Chromium: stand})
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestPages(t *testing.T) {
+	srv := browsertest.ServePages(t, map[string]string{"/": "<h1>home</h1>"})
+	assert.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"), "loopback only")
+	res, err := http.Get(srv.URL + "/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, "<h1>home</h1>", string(body))
+	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
+
+	rec := httptest.NewRecorder()
+	browsertest.Pages{}.ServeHTTP(rec, httptest.NewRequest("GET", "/missing", nil))
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+}
+
+// TestCloseLeavesNothing starts Chromium with the relay host, so that a
+// native host runs, and checks that Close ends every process by pid.
+func TestCloseLeavesNothing(t *testing.T) {
+	browsertest.SkipWithoutChromium(t)
+	host := browsertest.Build(t, browsertest.RelayHostPackage)
+	relay, err := browsertest.ListenRelay()
+	require.NoError(t, err)
+	defer relay.Close()
+
+	b, err := browsertest.Launch(t.Context(), &browsertest.Options{
+		HostPath:  host,
+		Env:       []string{relay.Env(), "BROWSERTEST_PROBE=inherited"},
+		Extension: extension.Config{},
+	})
+	require.NoError(t, err)
+	defer b.Close()
+
+	// The host manifest sits in the profile, for this extension only.
+	data, err := os.ReadFile(b.HostManifest)
+	require.NoError(t, err)
+	m, err := nativemsg.ParseManifest(data)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(b.ProfileDir, "NativeMessagingHosts", extension.NativeHostName+".json"), b.HostManifest)
+	assert.Equal(t, []string{extension.NativeOrigin}, m.AllowedOrigins)
+	assert.Equal(t, host, m.Path)
+
+	conn, err := relay.Accept(t.Context())
+	require.NoError(t, err)
+	defer conn.Close()
+	var hello map[string]any
+	require.NoError(t, conn.Decode(&hello))
+	assert.Equal(t, "bridge:hello", hello["kind"])
+
+	// The host inherited Chromium's environment.
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", conn.Pid))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Split(string(env), "\x00"), "BROWSERTEST_PROBE=inherited")
+
+	procs := b.Processes()
+	assert.Contains(t, procs, b.Pid())
+	assert.Contains(t, procs, conn.Pid, "the native host is tracked")
+	assert.Greater(t, len(procs), 2, "renderers and helpers are tracked")
+	assert.Equal(t, []int{conn.Pid}, b.HostPids())
+
+	require.NoError(t, b.Close())
+	for _, p := range append(procs, b.Pid(), conn.Pid) {
+		assert.False(t, browsertest.ProcessAlive(p), "process %d survived Close", p)
+	}
+	assert.Empty(t, b.Processes())
+	_, err = os.Stat(b.Dir)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the temporary folder is removed")
+	select {
+	case <-b.Exited():
+	default:
+		assert.Fail(t, "Exited is not closed after Close")
+	}
+	assert.NoError(t, b.Close(), "Close is idempotent")
+}
+
+// TestStartCleansUpAfterAFailedTest runs Start under a test that fails:
+// its cleanup still stops Chromium, and logs Chromium's output.
+func TestStartCleansUpAfterAFailedTest(t *testing.T) {
+	browsertest.SkipWithoutChromium(t)
+	r := &recorder{TB: t}
+	var b *browsertest.Browser
+	dir := t.TempDir()
+	r.run(func(tb testing.TB) {
+		b = browsertest.Start(tb, &browsertest.Options{
+			Extension: extension.Config{DisableNative: true},
+			Dir:       dir,
+			KeepDir:   true,
+		})
+		tb.Errorf("this test fails")
+	})
+	require.NotNil(t, b)
+	require.Len(t, r.cleanups, 1)
+	pid := b.Pid()
+	require.True(t, browsertest.ProcessAlive(pid))
+	r.runCleanups()
+	assert.False(t, browsertest.ProcessAlive(pid))
+	assert.Empty(t, b.Processes())
+	require.NotEmpty(t, r.logs, "the failed test gets Chromium's output")
+	assert.Contains(t, r.logs[0], "Chromium's output")
+	assert.Equal(t, []string{"this test fails"}, r.errors, "and no error of the cleanup's own")
+	_, err := os.Stat(filepath.Join(dir, "extension", "manifest.json"))
+	assert.NoError(t, err, "KeepDir keeps the folder")
+	cfg, err := os.ReadFile(filepath.Join(dir, "extension", extension.ConfigFile))
+	require.NoError(t, err)
+	var parsed map[string]any
+	require.NoError(t, json.Unmarshal(cfg, &parsed))
+	assert.Equal(t, false, parsed["native"].(map[string]any)["enabled"])
+}
