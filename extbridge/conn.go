@@ -54,8 +54,8 @@ type extConn struct {
 
 	out      chan []byte   // outbound frames, bounded
 	done     chan struct{} // closed when the connection begins to end
-	once     sync.Once
-	endErr   error // why it ended, set before done is closed
+	ended    bool          // guarded by hub.mu
+	endErr   error         // why it ended, set before done is closed
 	endCode  websocket.StatusCode
 	graceful bool // drain the queue before the close frame
 
@@ -227,6 +227,13 @@ func (c *extConn) activate() error {
 		return errHandshakeState
 	}
 	old := h.cur.Load()
+	var oldFailed []*pendingCall
+	oldFirst := false
+	if old != nil {
+		// The old connection's disconnect is reported before this one's
+		// connect.
+		oldFailed, oldFirst = old.endLocked(errReplaced, closeNormal)
+	}
 	c.authenticated.Store(true)
 	h.cur.Store(c)
 	close(h.connected)
@@ -241,8 +248,8 @@ func (c *extConn) activate() error {
 	}
 	h.mu.Unlock()
 
-	if old != nil {
-		old.terminate(errReplaced, closeNormal, false)
+	if oldFirst {
+		old.afterEnd(oldFailed)
 	}
 	h.log.Info("extbridge: extension connected", "version", c.info.Version, "origin", c.info.Origin, "replaced", old != nil)
 	c.wg.Add(2)
@@ -362,39 +369,56 @@ func (c *extConn) pingLoop() {
 // the first call's reason counts; a later hard call still kills the socket.
 func (c *extConn) terminate(cause error, code websocket.StatusCode, hard bool) {
 	h := c.hub
-	c.once.Do(func() {
-		c.endErr, c.endCode = cause, code
-		c.graceful = errors.Is(cause, ErrClosed)
-		var failed []*pendingCall
-		h.mu.Lock()
-		if h.cur.Load() == c {
-			h.cur.Store(nil)
-			h.connected = make(chan struct{})
-		}
-		for id, call := range h.calls {
-			if call.conn == c {
-				delete(h.calls, id)
-				failed = append(failed, call)
-			}
-		}
-		if c.authenticated.Load() {
-			if cb := h.opts.OnDisconnect; cb != nil {
-				info, err := c.info, errors.Join(ErrDisconnected, cause)
-				h.notifyLocked(func() { cb(info, err) })
-			}
-		}
-		h.mu.Unlock()
-		for _, call := range failed {
-			call.finish(callOutcome{err: errors.Join(ErrDisconnected, cause)})
-		}
-		close(c.done)
-		c.cancel()
-		if c.authenticated.Load() {
-			h.log.Info("extbridge: extension disconnected", "reason", cause)
-		}
-	})
+	h.mu.Lock()
+	failed, first := c.endLocked(cause, code)
+	h.mu.Unlock()
+	if first {
+		c.afterEnd(failed)
+	}
 	if hard {
 		c.kill()
+	}
+}
+
+// endLocked does the part of ending that must be atomic with the hub's
+// state (h.mu held). It reports whether this was the first call.
+func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingCall, bool) {
+	h := c.hub
+	if c.ended {
+		return nil, false
+	}
+	c.ended = true
+	c.endErr, c.endCode = cause, code
+	c.graceful = errors.Is(cause, ErrClosed)
+	if h.cur.Load() == c {
+		h.cur.Store(nil)
+		h.connected = make(chan struct{})
+	}
+	var failed []*pendingCall
+	for id, call := range h.calls {
+		if call.conn == c {
+			delete(h.calls, id)
+			failed = append(failed, call)
+		}
+	}
+	if c.authenticated.Load() {
+		if cb := h.opts.OnDisconnect; cb != nil {
+			info, err := c.info, errors.Join(ErrDisconnected, cause)
+			h.notifyLocked(func() { cb(info, err) })
+		}
+	}
+	return failed, true
+}
+
+// afterEnd completes the first terminate, outside h.mu.
+func (c *extConn) afterEnd(failed []*pendingCall) {
+	for _, call := range failed {
+		call.finish(callOutcome{err: errors.Join(ErrDisconnected, c.endErr)})
+	}
+	close(c.done)
+	c.cancel()
+	if c.authenticated.Load() {
+		c.hub.log.Info("extbridge: extension disconnected", "reason", c.endErr)
 	}
 }
 
