@@ -357,4 +357,3 @@ func (h *Hub) cancelTurns() {
 		t.cancel()
 	}
 }
-

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -318,6 +319,9 @@ func (c *extConn) write(frame []byte) bool {
 		// A deadline on the socket costs less than a context per frame.
 		c.raw.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 		err = c.ws.Write(context.Background(), websocket.MessageText, frame)
+		// Pings and pongs are written outside this loop and bound their
+		// own writes: do not leave an expiring deadline behind.
+		c.raw.SetWriteDeadline(time.Time{})
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), c.hub.opts.WriteTimeout)
 		err = c.ws.Write(ctx, websocket.MessageText, frame)
@@ -403,7 +407,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	}
 	if c.authenticated.Load() {
 		if cb := h.opts.OnDisconnect; cb != nil {
-			info, err := c.info, errors.Join(ErrDisconnected, cause)
+			info, err := c.info, fmt.Errorf("%w: %w", ErrDisconnected, cause)
 			h.notifyLocked(func() { cb(info, err) })
 		}
 	}
@@ -413,7 +417,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 // afterEnd completes the first terminate, outside h.mu.
 func (c *extConn) afterEnd(failed []*pendingCall) {
 	for _, call := range failed {
-		call.finish(callOutcome{err: errors.Join(ErrDisconnected, c.endErr)})
+		call.finish(callOutcome{err: fmt.Errorf("%w: %w", ErrDisconnected, c.endErr)})
 	}
 	close(c.done)
 	c.cancel()
@@ -559,4 +563,3 @@ func cleanVersion(v string) string {
 func (c *extConn) ignored(why string, typ string, size int, err error) {
 	c.hub.log.Debug("extbridge: ignored frame", "why", why, "type", truncate(typ, 64), "size", size, slog.Any("err", err))
 }
-

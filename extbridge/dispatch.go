@@ -158,4 +158,3 @@ func (c *extConn) sendMode() {
 	}
 	c.sendJSON(modeFrame{Type: typeMode, Mode: m})
 }
-

@@ -43,7 +43,7 @@ type Hub struct {
 	cur atomic.Pointer[extConn] // the current authenticated connection
 
 	mu           sync.Mutex
-	closed       bool // Close or Shutdown began: no new connections or calls
+	closed       bool        // Close or Shutdown began: no new connections or calls
 	closedFlag   atomic.Bool // closed, for hot paths that take no lock
 	conns        map[*extConn]struct{}
 	connected    chan struct{} // closed while a connection is current
@@ -252,7 +252,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	for _, c := range conns {
-		c.terminate(errors.Join(ErrDisconnected, ErrClosed), closeGoingAway, false)
+		c.terminate(ErrClosed, closeGoingAway, false)
 	}
 	waited := make(chan struct{})
 	go func() { h.wg.Wait(); close(waited) }()
@@ -307,7 +307,7 @@ func (h *Hub) Close() error {
 		}
 		h.mu.Unlock()
 		for _, c := range conns {
-			c.terminate(errors.Join(ErrDisconnected, ErrClosed), closeGoingAway, true)
+			c.terminate(ErrClosed, closeGoingAway, true)
 		}
 		h.wg.Wait()
 		if h.artifacts != nil {
