@@ -1,7 +1,6 @@
 package extbridge
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -94,16 +93,21 @@ func (h *InputHistory) load(f *os.File) error {
 
 // parseHistory decodes JSON Lines history data with the Add rules applied.
 func parseHistory(data []byte) (entries []string, lines int) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 2*MaxHistoryEntryBytes+64)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
 		lines++
 		var s string
-		if json.Unmarshal(line, &s) != nil {
+		// An entry's JSON is at most 6 bytes per byte of text (\u00XX).
+		if len(line) > 6*MaxHistoryEntryBytes+2 || json.Unmarshal(line, &s) != nil {
 			continue
 		}
 		if e, ok := historyEntry(s, entries); ok {

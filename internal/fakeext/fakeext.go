@@ -48,6 +48,9 @@ type Options struct {
 	// IgnorePings makes the client not answer the hub's pings.
 	IgnorePings bool
 
+	// OnPing, when set, is called for every WebSocket ping received.
+	OnPing func()
+
 	// Stalled makes the client stop reading after the hello ack, so that
 	// the hub's writes back up.
 	Stalled bool
@@ -124,8 +127,11 @@ func DialRaw(ctx context.Context, opts Options) (*websocket.Conn, *http.Response
 		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	}
 	dopts := &websocket.DialOptions{HTTPClient: client, HTTPHeader: hdr}
-	if opts.IgnorePings {
-		dopts.OnPingReceived = func(context.Context, []byte) bool { return false }
+	dopts.OnPingReceived = func(context.Context, []byte) bool {
+		if opts.OnPing != nil {
+			opts.OnPing()
+		}
+		return !opts.IgnorePings
 	}
 	ws, resp, err := websocket.Dial(ctx, opts.URL, dopts)
 	if err != nil {
