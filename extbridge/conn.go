@@ -45,7 +45,8 @@ var (
 type extConn struct {
 	hub  *Hub
 	ws   *websocket.Conn
-	raw  net.Conn // the hijacked connection: closing it ends every blocked call
+	raw  net.Conn  // the hijacked connection: closing it ends every blocked call
+	cork *corkConn // nil when writes could not be routed through it
 	info ConnInfo
 
 	// ctx is cancelled when the connection ends; backend calls and tool
@@ -74,13 +75,75 @@ type extConn struct {
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
+	cork *corkConn
 }
 
 func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return c, brw, err
+	}
 	w.conn = c
-	return c, brw, err
+	if brw.Writer.Buffered() == 0 {
+		// Route the WebSocket's writes through a corkable writer, so that
+		// the writer goroutine can send a burst of queued frames in one
+		// system call.
+		w.cork = &corkConn{Conn: c}
+		brw.Writer = bufio.NewWriterSize(w.cork, 4096)
+		return w.cork, brw, nil
+	}
+	return c, brw, nil
 }
+
+// corkConn batches writes while corked; uncork sends them in one call.
+// Writes are serialized by its mutex, so bytes keep their order whichever
+// goroutine (writer, pinger, pong) writes.
+type corkConn struct {
+	net.Conn
+	mu     sync.Mutex
+	corked bool
+	buf    []byte
+}
+
+func (c *corkConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.corked {
+		c.buf = append(c.buf, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *corkConn) setCork() {
+	c.mu.Lock()
+	c.corked = true
+	c.mu.Unlock()
+}
+
+func (c *corkConn) uncork() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.corked = false
+	if len(c.buf) == 0 {
+		return nil
+	}
+	_, err := c.Conn.Write(c.buf)
+	if cap(c.buf) > maxCorkBytes {
+		c.buf = nil
+	} else {
+		c.buf = c.buf[:0]
+	}
+	return err
+}
+
+// Batches of queued frames: at most this many frames or bytes per system
+// call, and only frames this small are batched.
+const (
+	maxCorkFrames = 64
+	maxCorkBytes  = 256 << 10
+	maxCorkFrame  = 16 << 10
+)
 
 func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
@@ -120,6 +183,7 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		hub:   h,
 		ws:    ws,
 		raw:   rec.conn,
+		cork:  rec.cork,
 		out:   make(chan []byte, h.opts.SendQueue),
 		done:  make(chan struct{}),
 		tools: map[string]struct{}{},
@@ -291,7 +355,7 @@ func (c *extConn) writeLoop(initial [][]byte) {
 	for {
 		select {
 		case f := <-c.out:
-			if !c.write(f) {
+			if !c.writeBurst(f) {
 				return
 			}
 		case <-c.done:
@@ -311,6 +375,40 @@ func (c *extConn) writeLoop(initial [][]byte) {
 			return
 		}
 	}
+}
+
+// writeBurst writes f and, when more small frames are already queued, them
+// too, in one system call.
+func (c *extConn) writeBurst(f []byte) bool {
+	if c.cork == nil || len(c.out) == 0 || len(f) > maxCorkFrame {
+		return c.write(f)
+	}
+	c.cork.setCork()
+	ok := c.write(f)
+	for n, size := 1, len(f); ok && n < maxCorkFrames && size < maxCorkBytes; n++ {
+		var next []byte
+		select {
+		case next = <-c.out:
+		default:
+		}
+		if next == nil {
+			break
+		}
+		ok = c.write(next)
+		size += len(next)
+		if len(next) > maxCorkFrame {
+			break
+		}
+	}
+	c.raw.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
+	err := c.cork.uncork()
+	c.raw.SetWriteDeadline(time.Time{})
+	if ok && err != nil {
+		c.terminate(errStalled, closePolicy, true)
+		c.hub.log.Warn("extbridge: write failed; dropping extension", "err", err)
+		return false
+	}
+	return ok
 }
 
 func (c *extConn) write(frame []byte) bool {
