@@ -135,8 +135,10 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if rawType == nil || json.Unmarshal(rawType, &typ) != nil || typ == "" {
-		return "", nil, errNotFrame
+	if typ = plainString(rawType); typ == "" {
+		if rawType == nil || json.Unmarshal(rawType, &typ) != nil || typ == "" {
+			return "", nil, errNotFrame
+		}
 	}
 	switch typ {
 	case typeHello:
@@ -174,6 +176,21 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 		return typ, nil, err
 	}
 	return typ, frame, nil
+}
+
+// plainString returns the contents of a JSON string literal without escapes
+// (a fast path for the common case), or "" when raw is anything else.
+func plainString(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return ""
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return ""
+		}
+	}
+	return string(inner)
 }
 
 // Outbound frames. Slices are never nil when marshalled: the extension
