@@ -312,16 +312,10 @@ func TestDisconnectFailsCommandsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
 		ext := e.dial(fakeext.Options{})
-		errc := make(chan error, 1)
-		go func() {
-			_, err := e.hub.Read(t.Context(), "")
-			errc <- err
-		}()
-		_, err := ext.NextCommand(t.Context())
-		require.NoError(t, err)
+		errc, _ := readInFlight(t, e, ext)
 		start := time.Now()
 		ext.Close()
-		err = <-errc
+		err := <-errc
 		assert.ErrorIs(t, err, ErrDisconnected)
 		assert.False(t, errors.Is(err, ErrTimeout))
 		assert.Zero(t, time.Since(start))

@@ -245,15 +245,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 		h.Close()
 		return err
 	}
-	h.mu.Lock()
-	conns := make([]*extConn, 0, len(h.conns))
-	for c := range h.conns {
-		conns = append(conns, c)
-	}
-	h.mu.Unlock()
-	for _, c := range conns {
-		c.terminate(ErrClosed, closeGoingAway, false)
-	}
+	h.terminateAll(false)
 	waited := make(chan struct{})
 	go func() { h.wg.Wait(); close(waited) }()
 	select {
@@ -300,21 +292,27 @@ func (h *Hub) Close() error {
 	h.once.Do(func() {
 		close(h.done)
 		err = h.srv.Close()
-		h.mu.Lock()
-		conns := make([]*extConn, 0, len(h.conns))
-		for c := range h.conns {
-			conns = append(conns, c)
-		}
-		h.mu.Unlock()
-		for _, c := range conns {
-			c.terminate(ErrClosed, closeGoingAway, true)
-		}
+		h.terminateAll(true)
 		h.wg.Wait()
 		if h.artifacts != nil {
 			h.artifacts.Close()
 		}
 	})
 	return err
+}
+
+// terminateAll ends every connection, authenticated or not, with 1001;
+// hard closes the sockets at once.
+func (h *Hub) terminateAll(hard bool) {
+	h.mu.Lock()
+	conns := make([]*extConn, 0, len(h.conns))
+	for c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.terminate(ErrClosed, closeGoingAway, hard)
+	}
 }
 
 // beginClose refuses new connections, calls and approvals, and fails the

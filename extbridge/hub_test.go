@@ -105,13 +105,7 @@ func TestShutdownDrains(t *testing.T) {
 		approval := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "pending"})
 		assert.Equal(t, "approval_request", next(t, ext).Type)
 
-		cmdErr := make(chan error, 1)
-		go func() {
-			_, err := e.hub.Read(t.Context(), "")
-			cmdErr <- err
-		}()
-		cmd, err := ext.NextCommand(t.Context())
-		require.NoError(t, err)
+		cmdErr, cmd := readInFlight(t, e, ext)
 
 		shut := make(chan error, 1)
 		go func() { shut <- e.hub.Shutdown(t.Context()) }()
@@ -123,7 +117,7 @@ func TestShutdownDrains(t *testing.T) {
 		default:
 		}
 		// New connections are refused while draining.
-		_, _, err = fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		_, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
 		assert.Error(t, err)
 
 		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{Content: "done"}))
@@ -138,17 +132,11 @@ func TestShutdownDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
 		ext := e.dial(fakeext.Options{})
-		cmdErr := make(chan error, 1)
-		go func() {
-			_, err := e.hub.Read(t.Context(), "")
-			cmdErr <- err
-		}()
-		_, err := ext.NextCommand(t.Context())
-		require.NoError(t, err)
+		cmdErr, _ := readInFlight(t, e, ext)
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
 		assert.ErrorIs(t, e.hub.Shutdown(ctx), context.DeadlineExceeded)
-		err = <-cmdErr
+		err := <-cmdErr
 		assert.True(t, errors.Is(err, ErrDisconnected) || errors.Is(err, ErrClosed), err)
 	})
 }

@@ -122,3 +122,17 @@ func (e *tcpEnv) dial(t testing.TB, o fakeext.Options) *fakeext.Ext {
 	t.Cleanup(func() { ext.Close() })
 	return ext
 }
+
+// readInFlight starts a read command and returns once the extension has
+// received it; the channel yields the command's error.
+func readInFlight(t *testing.T, e *env, ext *fakeext.Ext) (<-chan error, fakeext.Command) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.hub.Read(t.Context(), "")
+		errc <- err
+	}()
+	cmd, err := ext.NextCommand(t.Context())
+	require.NoError(t, err)
+	return errc, cmd
+}
