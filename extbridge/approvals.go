@@ -26,6 +26,7 @@ const (
 	Approved
 )
 
+// String returns "approved" or "rejected".
 func (d Decision) String() string {
 	if d == Approved {
 		return "approved"

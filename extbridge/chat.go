@@ -84,6 +84,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return e.raw, nil
 }
 
+// String returns the event's JSON.
 func (e Event) String() string { return string(e.raw) }
 
 func mustEvent(typ string, v any) Event {

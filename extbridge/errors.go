@@ -54,6 +54,7 @@ type NotConnectedError struct {
 	Port int // the hub's port (0 when unknown)
 }
 
+// Error returns "no browser extension connected on port N".
 func (e *NotConnectedError) Error() string {
 	if e.Port == 0 {
 		return "no browser extension connected"
@@ -73,6 +74,7 @@ type TimeoutError struct {
 	cause  error  // context.DeadlineExceeded when the caller's deadline passed
 }
 
+// Error returns "timed out waiting for the browser extension to ACTION".
 func (e *TimeoutError) Error() string {
 	return "timed out waiting for the browser extension to " + e.Action
 }
@@ -97,6 +99,8 @@ type CommandError struct {
 	Message string // the extension's error text
 }
 
+// Error returns the action and the extension's text (at most 512 bytes of
+// it).
 func (e *CommandError) Error() string {
 	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
 }
