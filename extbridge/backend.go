@@ -1,0 +1,156 @@
+package extbridge
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Backend answers the extension panel's frames. The embedding CLI implements
+// it; embed BaseBackend to get the safe default (empty lists, no-ops) for
+// every method not implemented.
+//
+// The hub calls a connection's Backend methods one at a time, from that
+// connection's read loop, in frame order: new_session is therefore complete
+// before a following user_message is handled. Methods should return
+// promptly (queue long work elsewhere); ctx is cancelled when the connection
+// ends. Different connections (a replaced one and its successor) may call
+// the Backend concurrently for a short time.
+//
+// An error from a list method is logged and answered with an empty list.
+// Slices may be nil: the hub always sends arrays, never null.
+type Backend interface {
+	// ListConversations returns the stored conversations; the hub sends
+	// them newest first (by UpdatedAt).
+	ListConversations(ctx context.Context) ([]Conversation, error)
+	// ResumeConversation makes conversation id active and returns its
+	// history. ErrUnknownConversation (or a nil snapshot) sends nothing.
+	// The hub never calls it with an empty id.
+	ResumeConversation(ctx context.Context, id string) (*Snapshot, error)
+	// NewSession starts a fresh conversation and returns its (usually
+	// empty) snapshot.
+	NewSession(ctx context.Context) (*Snapshot, error)
+	// UserMessage delivers a message typed in the panel: queue it for the
+	// agent and append its text to the input history. Content is trimmed;
+	// the hub drops a message with neither content nor attachments.
+	UserMessage(ctx context.Context, msg UserMessage) error
+	// ListHistory returns the input history, oldest first. The hub sends at
+	// most the last 1000 entries.
+	ListHistory(ctx context.Context) ([]string, error)
+	// ListSkills returns the agent's skills; the hub sends each name once.
+	ListSkills(ctx context.Context) ([]Skill, error)
+	// ListModels returns the configured models, the default first, and the
+	// current one.
+	ListModels(ctx context.Context) (Models, error)
+	// SelectModel switches the active model. The hub then sends a fresh
+	// models frame and the mode frame, whatever the error.
+	SelectModel(ctx context.Context, model string) error
+	// Mode returns the current agent mode (sent after the hello ack and
+	// after every set_mode). An invalid mode is sent as ModeStandard.
+	Mode(ctx context.Context) (Mode, error)
+	// SetMode switches the agent mode. The hub only calls it with a valid
+	// mode, and answers a mode frame either way.
+	SetMode(ctx context.Context, mode Mode) error
+	// Interrupt stops the running turn (a no-op when none runs). Turns run
+	// with Hub.RunTurn are cancelled by the hub before Interrupt is called.
+	Interrupt(ctx context.Context) error
+}
+
+// BaseBackend is a Backend that has nothing: empty lists, mode "standard",
+// and no-ops. Embed it in a struct to implement only some methods.
+type BaseBackend struct{}
+
+// ListConversations returns no conversations.
+func (BaseBackend) ListConversations(context.Context) ([]Conversation, error) { return nil, nil }
+
+// ResumeConversation knows no conversation: it returns ErrUnknownConversation.
+func (BaseBackend) ResumeConversation(context.Context, string) (*Snapshot, error) {
+	return nil, ErrUnknownConversation
+}
+
+// NewSession returns an empty snapshot.
+func (BaseBackend) NewSession(context.Context) (*Snapshot, error) { return &Snapshot{}, nil }
+
+// UserMessage drops the message.
+func (BaseBackend) UserMessage(context.Context, UserMessage) error { return nil }
+
+// ListHistory returns no history.
+func (BaseBackend) ListHistory(context.Context) ([]string, error) { return nil, nil }
+
+// ListSkills returns no skills.
+func (BaseBackend) ListSkills(context.Context) ([]Skill, error) { return nil, nil }
+
+// ListModels returns no models.
+func (BaseBackend) ListModels(context.Context) (Models, error) { return Models{}, nil }
+
+// SelectModel ignores the request.
+func (BaseBackend) SelectModel(context.Context, string) error { return nil }
+
+// Mode returns ModeStandard.
+func (BaseBackend) Mode(context.Context) (Mode, error) { return ModeStandard, nil }
+
+// SetMode ignores the request.
+func (BaseBackend) SetMode(context.Context, Mode) error { return nil }
+
+// Interrupt does nothing.
+func (BaseBackend) Interrupt(context.Context) error { return nil }
+
+var _ Backend = BaseBackend{}
+
+// Conversation is one stored conversation in the conversations list.
+type Conversation struct {
+	ID           string
+	Title        string    // the title, or a preview of the first message
+	UpdatedAt    time.Time // sent as RFC 3339 in UTC
+	MessageCount int
+}
+
+// Snapshot is a conversation's history, sent as conversation_snapshot.
+type Snapshot struct {
+	// Messages are the conversation's message objects (role, content,
+	// tool_calls, tool_call_id, …), relayed as they are.
+	Messages []json.RawMessage
+	// ToolResults maps a tool_call_id to whether that execution succeeded,
+	// for the calls the CLI has a record of. Optional.
+	ToolResults map[string]bool
+}
+
+// UserMessage is a message typed in the panel.
+type UserMessage struct {
+	Content     string            // trimmed text; may be empty when there are attachments
+	Attachments []json.RawMessage // relayed as sent; nil when none
+}
+
+// Skill is one entry of the panel's "/" menu.
+type Skill struct {
+	Name        string `json:"name"`        // qualified name (plugin:skill for plugin skills)
+	Description string `json:"description"` // one line
+	Scope       string `json:"scope"`       // project, agents, user, plugin or catalog
+}
+
+// Models is the models frame: provider/model ids, the default first, and the
+// current one.
+type Models struct {
+	Models  []string
+	Current string
+}
+
+// Mode is an agent mode, as its canonical key.
+type Mode string
+
+// The agent modes the protocol knows.
+const (
+	ModeStandard      Mode = "standard"
+	ModePlan          Mode = "plan"
+	ModeAuto          Mode = "auto"
+	ModeAutoWithJudge Mode = "auto-with-judge"
+)
+
+// Valid reports whether m is one of the four modes.
+func (m Mode) Valid() bool {
+	switch m {
+	case ModeStandard, ModePlan, ModeAuto, ModeAutoWithJudge:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package extbridge
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/internal/fakeext"
+)
+
+// reportP50 reports the median of the per-operation durations in µs.
+func reportP50(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)/2].Nanoseconds())/1e3, "p50-µs")
+}
+
+// BenchmarkCommandRoundTrip measures a browser command from the hub to the
+// fake extension and its result back, over loopback TCP.
+func BenchmarkCommandRoundTrip(b *testing.B) {
+	e := newTCPEnv(b, HubOptions{})
+	result := &fakeext.Result{URL: "https://example.com/", Title: "Example"}
+	e.dial(b, fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { return result }})
+	ctx := context.Background()
+	durations := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := e.hub.Click(ctx, "button.submit"); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	reportP50(b, durations)
+}
+
+// BenchmarkChatEvents measures AG-UI events mirrored to one connection: each
+// operation emits a batch of 1000 TEXT_MESSAGE_CONTENT events and waits until
+// the fake extension has read them all.
+func BenchmarkChatEvents(b *testing.B) {
+	const batch = 1000
+	e := newTCPEnv(b, HubOptions{})
+	var received atomic.Int64
+	var target atomic.Int64
+	done := make(chan struct{}, 1)
+	e.dial(b, fakeext.Options{OnFrame: func(f fakeext.Frame) {
+		if f.Type == "chat_event" && received.Add(1) == target.Load() {
+			done <- struct{}{}
+		}
+	}})
+	ctx := context.Background()
+	ev := TextMessageContent("msg-1", "a token or two of streamed text")
+	b.ReportAllocs()
+	start := time.Now()
+	n := 0
+	for b.Loop() {
+		target.Add(batch)
+		for range batch {
+			if err := e.hub.Emit(ctx, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		<-done
+		n++
+	}
+	b.ReportMetric(float64(n*batch)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkBareWebSocketRoundTrip is the floor to compare with: a 1 KiB
+// message echoed by a plain coder/websocket server over loopback TCP.
+func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			typ, data, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if c.Write(context.Background(), typ, data) != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws://"+l.Addr().String(), &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	})
+	require.NoError(b, err)
+	defer c.CloseNow()
+	msg := make([]byte, 1024)
+	durations := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := c.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	reportP50(b, durations)
+}

@@ -1,0 +1,360 @@
+package extbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
+)
+
+// The AG-UI event types the panel renders.
+const (
+	EventRunStarted         = "RUN_STARTED"
+	EventRunFinished        = "RUN_FINISHED"
+	EventRunError           = "RUN_ERROR"
+	EventTextMessageStart   = "TEXT_MESSAGE_START"
+	EventTextMessageContent = "TEXT_MESSAGE_CONTENT"
+	EventTextMessageEnd     = "TEXT_MESSAGE_END"
+	EventToolCallStart      = "TOOL_CALL_START"
+	EventToolCallArgs       = "TOOL_CALL_ARGS"
+	EventToolCallEnd        = "TOOL_CALL_END"
+	EventToolCallResult     = "TOOL_CALL_RESULT"
+	EventStateSnapshot      = "STATE_SNAPSHOT"
+	EventMessagesSnapshot   = "MESSAGES_SNAPSHOT"
+	EventCustom             = "CUSTOM"
+)
+
+// Event is one AG-UI event, held as its JSON object. Make one with a typed
+// constructor (TextMessageContent, RunStarted, …) or from raw JSON with
+// NewEvent. The zero Event is invalid.
+type Event struct {
+	raw []byte
+	typ string
+}
+
+// NewEvent checks raw as an AG-UI event (a JSON object with a non-empty
+// string "type", no duplicate keys, a non-empty delta for
+// TEXT_MESSAGE_CONTENT) and returns it as an Event, copied. Unknown event
+// types and fields are relayed unchanged.
+func NewEvent(raw json.RawMessage) (Event, error) {
+	var typ string
+	var delta []byte
+	err := strictjson.Fields(raw, func(key, value []byte) error {
+		switch string(key) {
+		case "type":
+			if json.Unmarshal(value, &typ) != nil {
+				return ErrInvalidEvent
+			}
+		case "delta":
+			delta = value
+		}
+		return nil
+	})
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	if typ == "" {
+		return Event{}, fmt.Errorf("%w: no type", ErrInvalidEvent)
+	}
+	if typ == EventTextMessageContent {
+		var d string
+		if json.Unmarshal(delta, &d) != nil || d == "" {
+			return Event{}, fmt.Errorf("%w: TEXT_MESSAGE_CONTENT needs a non-empty delta", ErrInvalidEvent)
+		}
+	}
+	var compact bytes.Buffer
+	compact.Grow(len(raw))
+	if err := json.Compact(&compact, raw); err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	return Event{raw: compact.Bytes(), typ: typ}, nil
+}
+
+// Type returns the event's type, "" for the zero Event.
+func (e Event) Type() string { return e.typ }
+
+// MarshalJSON returns the event's JSON object.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if e.raw == nil {
+		return nil, ErrInvalidEvent
+	}
+	return e.raw, nil
+}
+
+// String returns the event's JSON.
+func (e Event) String() string { return string(e.raw) }
+
+func mustEvent(typ string, v any) Event {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only strings and booleans are marshalled here.
+		panic(err)
+	}
+	return Event{raw: b, typ: typ}
+}
+
+// RunStarted is the RUN_STARTED event opening a turn.
+func RunStarted(threadID, runID string) Event {
+	return mustEvent(EventRunStarted, struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+	}{EventRunStarted, threadID, runID})
+}
+
+// RunFinished is the RUN_FINISHED event closing a turn.
+func RunFinished(threadID, runID string) Event {
+	return mustEvent(EventRunFinished, struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+	}{EventRunFinished, threadID, runID})
+}
+
+// RunError is the RUN_ERROR event: the turn failed with message (and an
+// optional code).
+func RunError(message, code string) Event {
+	return mustEvent(EventRunError, struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Code    string `json:"code,omitempty"`
+	}{EventRunError, message, code})
+}
+
+// TextMessageStart opens a text message of role ("assistant" usually).
+func TextMessageStart(messageID, role string) Event {
+	return mustEvent(EventTextMessageStart, struct {
+		Type      string `json:"type"`
+		MessageID string `json:"messageId"`
+		Role      string `json:"role,omitempty"`
+	}{EventTextMessageStart, messageID, role})
+}
+
+// TextMessageContent is a chunk of a text message. delta must not be empty
+// (Emit refuses an empty one).
+func TextMessageContent(messageID, delta string) Event {
+	e := mustEvent(EventTextMessageContent, struct {
+		Type      string `json:"type"`
+		MessageID string `json:"messageId"`
+		Delta     string `json:"delta"`
+	}{EventTextMessageContent, messageID, delta})
+	if delta == "" {
+		e.typ = "" // invalid: Emit refuses it
+	}
+	return e
+}
+
+// TextMessageEnd closes a text message.
+func TextMessageEnd(messageID string) Event {
+	return mustEvent(EventTextMessageEnd, struct {
+		Type      string `json:"type"`
+		MessageID string `json:"messageId"`
+	}{EventTextMessageEnd, messageID})
+}
+
+// ToolCallStart opens a tool call shown in the panel.
+func ToolCallStart(toolCallID, toolCallName, parentMessageID string) Event {
+	return mustEvent(EventToolCallStart, struct {
+		Type            string `json:"type"`
+		ToolCallID      string `json:"toolCallId"`
+		ToolCallName    string `json:"toolCallName"`
+		ParentMessageID string `json:"parentMessageId,omitempty"`
+	}{EventToolCallStart, toolCallID, toolCallName, parentMessageID})
+}
+
+// ToolCallArgs is a chunk of a tool call's arguments.
+func ToolCallArgs(toolCallID, delta string) Event {
+	return mustEvent(EventToolCallArgs, struct {
+		Type       string `json:"type"`
+		ToolCallID string `json:"toolCallId"`
+		Delta      string `json:"delta"`
+	}{EventToolCallArgs, toolCallID, delta})
+}
+
+// ToolCallEnd closes a tool call's arguments.
+func ToolCallEnd(toolCallID string) Event {
+	return mustEvent(EventToolCallEnd, struct {
+		Type       string `json:"type"`
+		ToolCallID string `json:"toolCallId"`
+	}{EventToolCallEnd, toolCallID})
+}
+
+// ToolCallResult carries a tool call's output as a tool message.
+func ToolCallResult(messageID, toolCallID, content string) Event {
+	return mustEvent(EventToolCallResult, struct {
+		Type       string `json:"type"`
+		MessageID  string `json:"messageId"`
+		ToolCallID string `json:"toolCallId"`
+		Content    string `json:"content"`
+		Role       string `json:"role"`
+	}{EventToolCallResult, messageID, toolCallID, content, "tool"})
+}
+
+// StateSnapshot carries the agent's whole state, marshalled from state.
+func StateSnapshot(state any) (Event, error) {
+	return valueEvent(EventStateSnapshot, "snapshot", state)
+}
+
+// MessagesSnapshot carries the conversation's messages, marshalled from
+// messages (a slice of message objects).
+func MessagesSnapshot(messages any) (Event, error) {
+	return valueEvent(EventMessagesSnapshot, "messages", messages)
+}
+
+// Custom is an application-defined CUSTOM event.
+func Custom(name string, value any) (Event, error) {
+	v, err := json.Marshal(value)
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	return mustEvent(EventCustom, struct {
+		Type  string          `json:"type"`
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	}{EventCustom, name, v}), nil
+}
+
+func valueEvent(typ, field string, v any) (Event, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	k, _ := json.Marshal(field)
+	raw := make([]byte, 0, len(b)+len(k)+len(typ)+16)
+	raw = append(raw, `{"type":"`...)
+	raw = append(raw, typ...)
+	raw = append(raw, `",`...)
+	raw = append(raw, k...)
+	raw = append(raw, ':')
+	raw = append(raw, b...)
+	raw = append(raw, '}')
+	return Event{raw: raw, typ: typ}, nil
+}
+
+const chatEventPrefix = `{"type":"chat_event","event":`
+
+// Emit mirrors one AG-UI event to the panel as a chat_event frame. Events
+// are sent in the order Emit is called (per calling goroutine). With no
+// extension connected the event is dropped, and it is never replayed: a
+// panel that connects later asks for the conversation's snapshot instead.
+// Emit waits only while the connection's send queue is full.
+func (h *Hub) Emit(ctx context.Context, e Event) error {
+	if e.typ == "" || e.raw == nil {
+		return ErrInvalidEvent
+	}
+	if h.closedFlag.Load() {
+		return ErrClosed
+	}
+	c := h.cur.Load()
+	if c == nil {
+		return nil
+	}
+	frame := make([]byte, 0, len(chatEventPrefix)+len(e.raw)+1)
+	frame = append(frame, chatEventPrefix...)
+	frame = append(frame, e.raw...)
+	frame = append(frame, '}')
+	if err := c.send(ctx, frame); err != nil && !errors.Is(err, ErrDisconnected) {
+		return err
+	}
+	return nil
+}
+
+// SendInterrupted tells the panel that the running turn ended cancelled, so
+// that it clears its working state. Turns run with RunTurn send it
+// themselves; call it when a turn the hub does not run is cancelled.
+func (h *Hub) SendInterrupted(ctx context.Context) error {
+	c := h.cur.Load()
+	if c == nil {
+		return nil
+	}
+	if err := c.send(ctx, interruptedJSON); err != nil && !errors.Is(err, ErrDisconnected) {
+		return err
+	}
+	return nil
+}
+
+// Turn is one agent turn mirrored to the panel, bracketed by RUN_STARTED and
+// RUN_FINISHED. Use it through RunTurn.
+type Turn struct {
+	hub      *Hub
+	ThreadID string
+	RunID    string
+	cancel   context.CancelFunc
+}
+
+// Emit mirrors an event of the turn.
+func (t *Turn) Emit(ctx context.Context, e Event) error { return t.hub.Emit(ctx, e) }
+
+// Say mirrors a whole assistant text message: TEXT_MESSAGE_START, one
+// TEXT_MESSAGE_CONTENT (skipped when text is empty) and TEXT_MESSAGE_END.
+func (t *Turn) Say(ctx context.Context, messageID, text string) error {
+	events := []Event{TextMessageStart(messageID, "assistant")}
+	if text != "" {
+		events = append(events, TextMessageContent(messageID, text))
+	}
+	events = append(events, TextMessageEnd(messageID))
+	for _, e := range events {
+		if err := t.Emit(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunTurn runs fn as one turn: it emits RUN_STARTED, calls fn with a context
+// that an interrupt frame from the panel cancels, and emits RUN_FINISHED,
+// or RUN_ERROR when fn fails. Whenever the turn ends cancelled (ctx
+// cancelled, an interrupt from the panel, or fn returning
+// context.Canceled) it also sends the interrupted frame. It returns fn's
+// error.
+func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := &Turn{hub: h, ThreadID: threadID, RunID: runID, cancel: cancel}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	h.turns[t] = struct{}{}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.turns, t)
+		h.mu.Unlock()
+	}()
+	if err := h.Emit(tctx, RunStarted(threadID, runID)); err != nil {
+		return err
+	}
+	err := fn(tctx, t)
+	// The turn's context may be cancelled: the closing frames still go out,
+	// bounded by the write timeout.
+	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.WriteTimeout)
+	defer ecancel()
+	cancelled := errors.Is(err, context.Canceled) || tctx.Err() != nil
+	if err != nil && !cancelled {
+		_ = h.Emit(ectx, RunError(truncate(err.Error(), maxErrorText), ""))
+	} else {
+		_ = h.Emit(ectx, RunFinished(threadID, runID))
+	}
+	if cancelled {
+		_ = h.SendInterrupted(ectx)
+	}
+	return err
+}
+
+// cancelTurns cancels every turn run with RunTurn (the panel's interrupt).
+func (h *Hub) cancelTurns() {
+	h.mu.Lock()
+	turns := make([]*Turn, 0, len(h.turns))
+	for t := range h.turns {
+		turns = append(turns, t)
+	}
+	h.mu.Unlock()
+	for _, t := range turns {
+		t.cancel()
+	}
+}

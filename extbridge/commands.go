@@ -1,0 +1,356 @@
+package extbridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
+)
+
+// The browser command actions of the protocol.
+const (
+	ActionNavigate   = "navigate"
+	ActionClick      = "click"
+	ActionType       = "type"
+	ActionRead       = "read"
+	ActionScreenshot = "screenshot"
+	ActionTabs       = "tabs"
+)
+
+// BrowserCommand is one browser_command. Only the fields the action uses
+// need be set; empty ones are omitted from the frame.
+type BrowserCommand struct {
+	Action     string // required: one of the Action constants, or a newer action
+	URL        string
+	Selector   string // empty means the document body for read
+	Text       string
+	PressEnter bool
+	// Params holds extra members for actions newer than this package, as a
+	// JSON object whose members are added to the frame. Its keys must not
+	// repeat the frame's own (type, id, action, timeout_ms, or a field set
+	// above).
+	Params json.RawMessage
+}
+
+// BrowserResult is the extension's browser_result for a command.
+type BrowserResult struct {
+	URL     string // the controlled tab's URL after the action
+	Title   string // its title
+	Content string // read: the text read
+	// Image is the decoded screenshot image, and ImageMIMEType its type
+	// ("image/png" when the extension left it empty).
+	Image         []byte
+	ImageMIMEType string
+	Tabs          []Tab             // tabs: the open tabs
+	Events        []json.RawMessage // optional browser notices, relayed
+	// Raw is the whole frame as received, for fields of newer actions.
+	Raw json.RawMessage
+}
+
+// Tab is one open browser tab.
+type Tab struct {
+	Index  int    `json:"index"`
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Active bool   `json:"active"` // the controlled/active tab
+}
+
+// Screenshot is a captured image of the controlled tab.
+type Screenshot struct {
+	Data     []byte // decoded image bytes
+	MIMEType string // e.g. "image/png"
+	URL      string // the tab's URL
+	Title    string // the tab's title
+}
+
+// pendingCall is a browser command waiting for its result.
+type pendingCall struct {
+	id     string
+	action string
+	conn   *extConn // the connection the command was sent on
+	done   chan callOutcome
+	once   sync.Once
+}
+
+type callOutcome struct {
+	res *resultFrame
+	err error
+}
+
+func (p *pendingCall) finish(o callOutcome) {
+	p.once.Do(func() { p.done <- o })
+}
+
+// Navigate opens url in the controlled tab and returns the tab's URL and
+// title after the navigation.
+func (h *Hub) Navigate(ctx context.Context, url string) (*BrowserResult, error) {
+	return h.Command(ctx, BrowserCommand{Action: ActionNavigate, URL: url})
+}
+
+// Click clicks the first element matching selector.
+func (h *Hub) Click(ctx context.Context, selector string) (*BrowserResult, error) {
+	return h.Command(ctx, BrowserCommand{Action: ActionClick, Selector: selector})
+}
+
+// Type replaces the value of the element matching selector with text, then
+// presses Enter when pressEnter is set.
+func (h *Hub) Type(ctx context.Context, selector, text string, pressEnter bool) (*BrowserResult, error) {
+	return h.Command(ctx, BrowserCommand{Action: ActionType, Selector: selector, Text: text, PressEnter: pressEnter})
+}
+
+// Read returns the text of the element matching selector (the body when
+// selector is empty) in the result's Content. The extension is meant to
+// redact secrets, but the hub does not rely on it: treat Content as
+// untrusted page text.
+func (h *Hub) Read(ctx context.Context, selector string) (*BrowserResult, error) {
+	return h.Command(ctx, BrowserCommand{Action: ActionRead, Selector: selector})
+}
+
+// Screenshot captures the visible part of the controlled tab.
+func (h *Hub) Screenshot(ctx context.Context) (*Screenshot, error) {
+	res, err := h.Command(ctx, BrowserCommand{Action: ActionScreenshot})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Image) == 0 {
+		return nil, fmt.Errorf("screenshot: no image in the result: %w", ErrInvalidResult)
+	}
+	return &Screenshot{Data: res.Image, MIMEType: res.ImageMIMEType, URL: res.URL, Title: res.Title}, nil
+}
+
+// Tabs lists the open tabs.
+func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
+	res, err := h.Command(ctx, BrowserCommand{Action: ActionTabs})
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(res.Tabs), nil
+}
+
+// Command sends a browser command to the current extension and waits for
+// its result.
+//
+// The command's timeout_ms is the time left until ctx's deadline, which
+// binds the hub too; without a deadline it is HubOptions.CommandTimeout and
+// the hub waits ReplyMargin longer. Errors: *NotConnectedError
+// (ErrNotConnected) when no extension is connected, *TimeoutError
+// (ErrTimeout), ErrDisconnected when the connection is lost or replaced
+// first, *CommandError when the extension reports a failure,
+// ErrInvalidResult for a result the hub cannot use, ErrClosed, or ctx's
+// error when it is cancelled.
+func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, error) {
+	if cmd.Action == "" {
+		return nil, errors.New("extbridge: browser command without action")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	wait := h.opts.CommandTimeout + h.opts.ReplyMargin
+	budget := h.opts.CommandTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		budget = time.Until(deadline)
+		wait = budget
+		if budget < time.Millisecond {
+			return nil, &TimeoutError{Action: cmd.Action, cause: context.DeadlineExceeded}
+		}
+	}
+	id, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	frame, err := encodeCommand(id, cmd, budget.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+
+	call := &pendingCall{id: id, action: cmd.Action, done: make(chan callOutcome, 1)}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c := h.cur.Load()
+	if c == nil {
+		h.mu.Unlock()
+		return nil, h.notConnected()
+	}
+	call.conn = c
+	h.calls[id] = call
+	h.mu.Unlock()
+	defer h.dropCall(call)
+
+	if err := c.send(ctx, frame); err != nil {
+		if errors.Is(err, ErrDisconnected) {
+			return nil, fmt.Errorf("extbridge: %s: %w", cmd.Action, err)
+		}
+		return nil, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case o := <-call.done:
+		if o.err != nil {
+			return nil, fmt.Errorf("extbridge: %s: %w", cmd.Action, o.err)
+		}
+		return resultOf(cmd.Action, o.res)
+	case <-timer.C:
+		var cause error
+		if ctx.Err() != nil {
+			cause = ctx.Err()
+		} else if _, ok := ctx.Deadline(); ok {
+			cause = context.DeadlineExceeded
+		}
+		return nil, &TimeoutError{Action: cmd.Action, cause: cause}
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &TimeoutError{Action: cmd.Action, cause: ctx.Err()}
+		}
+		return nil, ctx.Err()
+	}
+}
+
+func (h *Hub) dropCall(call *pendingCall) {
+	h.mu.Lock()
+	if h.calls[call.id] == call {
+		delete(h.calls, call.id)
+	}
+	h.mu.Unlock()
+}
+
+// completeCall delivers a browser_result to the command waiting for it.
+// Results for unknown, already answered or other connections' ids are
+// ignored.
+func (h *Hub) completeCall(c *extConn, f *resultFrame) {
+	h.mu.Lock()
+	call := h.calls[f.ID]
+	if call == nil || call.conn != c {
+		h.mu.Unlock()
+		c.ignored("result for unknown id", typeResult, 0, nil)
+		return
+	}
+	delete(h.calls, f.ID)
+	h.mu.Unlock()
+	if f.decodeErr != nil {
+		call.finish(callOutcome{err: fmt.Errorf("%w: %v", ErrInvalidResult, f.decodeErr)})
+		return
+	}
+	call.finish(callOutcome{res: f})
+}
+
+// resultOf turns a browser_result into the caller's result.
+func resultOf(action string, f *resultFrame) (*BrowserResult, error) {
+	if f.Error != "" {
+		return nil, &CommandError{Action: action, Message: f.Error}
+	}
+	res := &BrowserResult{
+		URL: f.URL, Title: f.Title, Content: f.Content,
+		Tabs: f.Tabs, Events: f.Events, Raw: f.raw,
+		ImageMIMEType: f.ImageMIMEType,
+	}
+	if f.Image != "" {
+		data, mime, err := decodeImage(f.Image)
+		if err != nil {
+			return nil, fmt.Errorf("extbridge: %s: %w", action, err)
+		}
+		res.Image = data
+		if res.ImageMIMEType == "" {
+			res.ImageMIMEType = mime
+		}
+		if res.ImageMIMEType == "" {
+			res.ImageMIMEType = defaultImageMIME
+		}
+	}
+	return res, nil
+}
+
+// decodeImage decodes a screenshot's base64, tolerating a data: URL prefix
+// (whose MIME type it returns) and missing padding.
+func decodeImage(s string) ([]byte, string, error) {
+	var mime string
+	if rest, ok := strings.CutPrefix(s, "data:"); ok {
+		header, payload, found := strings.Cut(rest, ",")
+		if !found || !strings.HasSuffix(header, ";base64") {
+			return nil, "", fmt.Errorf("image data URL is not base64: %w", ErrInvalidResult)
+		}
+		mime = strings.TrimSuffix(header, ";base64")
+		s = payload
+	}
+	enc := base64.StdEncoding
+	if len(s)%4 != 0 {
+		enc = base64.RawStdEncoding
+	}
+	data, err := enc.DecodeString(s)
+	if err != nil {
+		return nil, "", fmt.Errorf("image is not valid base64: %w", ErrInvalidResult)
+	}
+	if len(data) == 0 {
+		return nil, "", fmt.Errorf("empty image: %w", ErrInvalidResult)
+	}
+	return data, mime, nil
+}
+
+// encodeCommand builds a browser_command frame, appending cmd.Params'
+// members.
+func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, error) {
+	b, err := json.Marshal(commandFrame{
+		Type: typeCommand, ID: id, Action: cmd.Action, URL: cmd.URL, Selector: cmd.Selector,
+		Text: cmd.Text, PressEnter: cmd.PressEnter, TimeoutMS: timeoutMS,
+	})
+	if err != nil || len(cmd.Params) == 0 {
+		return b, err
+	}
+	taken := map[string]bool{"type": true, "id": true, "action": true, "timeout_ms": true,
+		"url": cmd.URL != "", "selector": cmd.Selector != "", "text": cmd.Text != "", "press_enter": cmd.PressEnter}
+	var extra bytes.Buffer
+	err = strictjson.Fields(cmd.Params, func(key, value []byte) error {
+		if taken[string(key)] {
+			return fmt.Errorf("extbridge: command params repeat the frame's key %q", truncate(string(key), 64))
+		}
+		k, _ := json.Marshal(string(key))
+		extra.WriteByte(',')
+		extra.Write(k)
+		extra.WriteByte(':')
+		extra.Write(value)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, strictjson.ErrNotObject) {
+			return nil, errors.New("extbridge: command params are not a JSON object")
+		}
+		return nil, err
+	}
+	out := make([]byte, 0, len(b)+extra.Len())
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, extra.Bytes()...)
+	return append(out, '}'), nil
+}
+
+// newID returns a random (version 4) UUID.
+func newID() (string, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", fmt.Errorf("extbridge: random id: %w", err)
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], u[10:])
+	return string(s[:]), nil
+}

@@ -1,0 +1,277 @@
+package extbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/internal/fakeext"
+)
+
+func TestNavigateRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		b := fakeext.NewBrowser()
+		b.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain"}
+		e.dial(fakeext.Options(browserExt(b)))
+		res, err := e.hub.Navigate(t.Context(), "https://example.com/")
+		require.NoError(t, err)
+		assert.Equal(t, "https://example.com/", res.URL)
+		assert.Equal(t, "Example Domain", res.Title)
+	})
+}
+
+func TestBrowserActions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		b := fakeext.NewBrowser()
+		b.Pages["https://shop.example/"] = fakeext.Page{Title: "Shop", Text: map[string]string{"": "Welcome", "h1": "Shop"}}
+		b.Image = bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 10)
+		b.OpenTab("https://docs.example/")
+		e.dial(fakeext.Options(browserExt(b)))
+		ctx := t.Context()
+
+		_, err := e.hub.Navigate(ctx, "https://shop.example/")
+		require.NoError(t, err)
+		res, err := e.hub.Read(ctx, "")
+		require.NoError(t, err)
+		assert.Equal(t, "Welcome", res.Content)
+		res, err = e.hub.Read(ctx, "h1")
+		require.NoError(t, err)
+		assert.Equal(t, "Shop", res.Content)
+		_, err = e.hub.Click(ctx, "button.buy")
+		require.NoError(t, err)
+		_, err = e.hub.Type(ctx, "input[name=q]", "socks", true)
+		require.NoError(t, err)
+		shot, err := e.hub.Screenshot(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, b.Image, shot.Data)
+		assert.Equal(t, "image/png", shot.MIMEType)
+		assert.Equal(t, "Shop", shot.Title)
+		tabs, err := e.hub.Tabs(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []Tab{{Index: 0, URL: "https://shop.example/", Title: "Shop", Active: true},
+			{Index: 1, URL: "https://docs.example/", Title: "Page https://docs.example/"}}, tabs)
+		assert.Equal(t, []string{"button.buy"}, b.Clicks)
+		assert.Equal(t, "socks", b.Values["input[name=q]"])
+
+		_, err = e.hub.Read(ctx, "#missing")
+		var cmdErr *CommandError
+		require.ErrorAs(t, err, &cmdErr)
+		assert.Equal(t, "read", cmdErr.Action)
+		assert.Equal(t, "no element matches selector #missing", cmdErr.Message)
+	})
+}
+
+func TestCommandFrames(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, h *Hub) error
+		want map[string]any // the frame without its id
+	}{
+		{"navigate", func(ctx context.Context, h *Hub) error { _, err := h.Navigate(ctx, "https://a/"); return err },
+			map[string]any{"type": "browser_command", "action": "navigate", "url": "https://a/", "timeout_ms": 30000.0}},
+		{"read body omits selector", func(ctx context.Context, h *Hub) error { _, err := h.Read(ctx, ""); return err },
+			map[string]any{"type": "browser_command", "action": "read", "timeout_ms": 30000.0}},
+		{"type with enter", func(ctx context.Context, h *Hub) error { _, err := h.Type(ctx, "#q", "hi", true); return err },
+			map[string]any{"type": "browser_command", "action": "type", "selector": "#q", "text": "hi", "press_enter": true, "timeout_ms": 30000.0}},
+		{"deadline sets timeout_ms", func(ctx context.Context, h *Hub) error {
+			ctx, cancel := context.WithTimeout(ctx, 7*time.Second)
+			defer cancel()
+			_, err := h.Tabs(ctx)
+			return err
+		}, map[string]any{"type": "browser_command", "action": "tabs", "timeout_ms": 7000.0}},
+		{"generic with params", func(ctx context.Context, h *Hub) error {
+			_, err := h.Command(ctx, BrowserCommand{Action: "scroll", Params: json.RawMessage(`{"direction":"down","amount":3}`)})
+			return err
+		}, map[string]any{"type": "browser_command", "action": "scroll", "direction": "down", "amount": 3.0, "timeout_ms": 30000.0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, HubOptions{})
+				ext := e.dial(fakeext.Options{})
+				errc := make(chan error, 1)
+				go func() { errc <- tt.run(t.Context(), e.hub) }()
+				cmd, err := ext.NextCommand(t.Context())
+				require.NoError(t, err)
+				var got map[string]any
+				require.NoError(t, json.Unmarshal(cmd.Raw, &got))
+				assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, got["id"])
+				delete(got, "id")
+				assert.Equal(t, tt.want, got)
+				require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{}))
+				assert.NoError(t, <-errc)
+			})
+		})
+	}
+}
+
+func TestCommandParamsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		e.dial(fakeext.Options{})
+		for _, params := range []string{`{"id":"x"}`, `{"timeout_ms":1}`, `[1]`, `{"a":1,"a":2}`, `nope`} {
+			_, err := e.hub.Command(t.Context(), BrowserCommand{Action: "scroll", Params: json.RawMessage(params)})
+			assert.Error(t, err, params)
+		}
+		_, err := e.hub.Command(t.Context(), BrowserCommand{URL: "x"})
+		assert.Error(t, err, "no action")
+	})
+}
+
+func TestCommandTimeouts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { return nil }})
+
+		start := time.Now()
+		_, err := e.hub.Navigate(t.Context(), "https://slow/")
+		assert.Equal(t, DefaultCommandTimeout+DefaultReplyMargin, time.Since(start))
+		var te *TimeoutError
+		require.ErrorAs(t, err, &te)
+		assert.Equal(t, "timed out waiting for the browser extension to navigate", err.Error())
+		assert.ErrorIs(t, err, ErrTimeout)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		start = time.Now()
+		_, err = e.hub.Screenshot(ctx)
+		assert.Equal(t, 3*time.Second, time.Since(start))
+		assert.ErrorIs(t, err, ErrTimeout)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, "timed out waiting for the browser extension to screenshot", err.Error())
+
+		ctx, cancel = context.WithCancel(t.Context())
+		time.AfterFunc(time.Second, cancel)
+		_, err = e.hub.Tabs(ctx)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, ErrTimeout)
+
+		e.hub.mu.Lock()
+		assert.Empty(t, e.hub.calls, "no pending call is left behind")
+		e.hub.mu.Unlock()
+	})
+}
+
+func TestNotConnectedWording(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		_, err := e.hub.Navigate(t.Context(), "https://a/")
+		assert.EqualError(t, err, "no browser extension connected on port 52789")
+		assert.ErrorIs(t, err, ErrNotConnected)
+		var nc *NotConnectedError
+		require.ErrorAs(t, err, &nc)
+		assert.Equal(t, 52789, nc.Port)
+	})
+}
+
+func TestResultsIgnoredAndTolerated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		ext := e.dial(fakeext.Options{})
+		ctx := t.Context()
+		errc := make(chan error, 1)
+		var res *BrowserResult
+		go func() {
+			var err error
+			res, err = e.hub.Read(ctx, "")
+			errc <- err
+		}()
+		cmd, err := ext.NextCommand(ctx)
+		require.NoError(t, err)
+		// Unknown id, then nulls everywhere, then a duplicate.
+		require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"browser_result","id":"00000000-0000-4000-8000-000000000000","content":"wrong"}`)))
+		require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"browser_result","id":"`+cmd.ID+`","content":null,"url":null,"title":null,"events":null,"error":null,"tabs":null,"future":{"x":1}}`)))
+		require.NoError(t, <-errc)
+		assert.Equal(t, "", res.Content)
+		assert.JSONEq(t, `{"x":1}`, gjson(t, res.Raw, "future"))
+		require.NoError(t, ext.Reply(ctx, cmd.ID, &fakeext.Result{Error: "late duplicate"}))
+
+		// A malformed result with a readable id fails its command at once.
+		go func() {
+			_, err := e.hub.Tabs(ctx)
+			errc <- err
+		}()
+		cmd, err = ext.NextCommand(ctx)
+		require.NoError(t, err)
+		require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"browser_result","id":"`+cmd.ID+`","tabs":"not an array"}`)))
+		assert.ErrorIs(t, <-errc, ErrInvalidResult)
+	})
+}
+
+func gjson(t *testing.T, raw []byte, key string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return string(m[key])
+}
+
+func TestScreenshotImages(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n-image-")
+	tests := []struct {
+		name     string
+		result   fakeext.Result
+		wantMIME string
+		wantErr  error
+	}{
+		{"png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/png"}, "image/png", nil},
+		{"empty mime means png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"jpeg", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/jpeg"}, "image/jpeg", nil},
+		{"data url", fakeext.Result{Image: "data:image/webp;base64," + base64.StdEncoding.EncodeToString(png)}, "image/webp", nil},
+		{"unpadded", fakeext.Result{Image: base64.RawStdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"empty image", fakeext.Result{URL: "https://a/"}, "", ErrInvalidResult},
+		{"bad base64", fakeext.Result{Image: "!!!!"}, "", ErrInvalidResult},
+		{"data url not base64", fakeext.Result{Image: "data:image/png,abc"}, "", ErrInvalidResult},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, HubOptions{})
+				e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { r := tt.result; return &r }})
+				shot, err := e.hub.Screenshot(t.Context())
+				if tt.wantErr != nil {
+					assert.ErrorIs(t, err, tt.wantErr)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, png, shot.Data)
+				assert.Equal(t, tt.wantMIME, shot.MIMEType)
+			})
+		})
+	}
+}
+
+func TestTenMegabyteScreenshot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		b := fakeext.NewBrowser()
+		b.Image = bytes.Repeat([]byte("0123456789abcdef"), 10<<20/16)
+		e.dial(fakeext.Options(browserExt(b)))
+		shot, err := e.hub.Screenshot(t.Context())
+		require.NoError(t, err)
+		assert.Len(t, shot.Data, 10<<20)
+		assert.True(t, bytes.Equal(b.Image, shot.Data))
+		// The connection is still usable afterwards.
+		_, err = e.hub.Tabs(t.Context())
+		assert.NoError(t, err)
+	})
+}
+
+func TestCommandAfterClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		e.dial(fakeext.Options(browserExt(fakeext.NewBrowser())))
+		require.NoError(t, e.hub.Close())
+		_, err := e.hub.Tabs(t.Context())
+		assert.ErrorIs(t, err, ErrClosed)
+	})
+}

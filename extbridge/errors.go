@@ -1,0 +1,121 @@
+package extbridge
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ErrNotConnected is matched (errors.Is) by the error of a browser command
+// made while no authenticated extension is connected. The error itself is a
+// *NotConnectedError whose text is the reference wording agents' prompts
+// already know.
+var ErrNotConnected = errors.New("no browser extension connected")
+
+// ErrTimeout is matched (errors.Is) by a *TimeoutError: the extension did not
+// answer a browser command in time.
+var ErrTimeout = errors.New("timed out waiting for the browser extension")
+
+// ErrDisconnected is returned (wrapped) by a browser command whose connection
+// was lost or replaced by a newer one before the result arrived. Such calls
+// fail at once rather than waiting out their timeout.
+var ErrDisconnected = errors.New("extbridge: browser extension disconnected")
+
+// ErrInvalidResult is returned (wrapped) when the extension answered a
+// browser command with a result the hub cannot use: a malformed frame, an
+// empty or undecodable screenshot image.
+var ErrInvalidResult = errors.New("extbridge: invalid result from the browser extension")
+
+// ErrClosed is returned by calls on a Hub after Close or Shutdown began.
+var ErrClosed = errors.New("extbridge: hub closed")
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
+// Close, like http.ErrServerClosed.
+var ErrServerClosed = errors.New("extbridge: server closed")
+
+// ErrUnknownTool is what a ToolHandler returns (possibly wrapped) for a tool
+// name it does not serve. The hub answers such a request with one failed
+// tool_result and keeps the connection open.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// ErrUnknownConversation is what a Backend's ResumeConversation returns
+// (possibly wrapped) for an id it does not know. The hub then sends no
+// snapshot, as the protocol requires.
+var ErrUnknownConversation = errors.New("extbridge: unknown conversation")
+
+// ErrInvalidEvent is returned by NewEvent and Emit for an AG-UI event that is
+// not a JSON object with a non-empty string "type", or a
+// TEXT_MESSAGE_CONTENT event with an empty delta.
+var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
+
+// NotConnectedError is the error of a browser command made while no
+// extension is connected. It matches ErrNotConnected. Its text is the
+// reference wording "no browser extension connected on port N".
+type NotConnectedError struct {
+	Port int // the hub's port (0 when unknown)
+}
+
+// Error returns "no browser extension connected on port N".
+func (e *NotConnectedError) Error() string {
+	if e.Port == 0 {
+		return "no browser extension connected"
+	}
+	return "no browser extension connected on port " + strconv.Itoa(e.Port)
+}
+
+// Unwrap returns ErrNotConnected.
+func (e *NotConnectedError) Unwrap() error { return ErrNotConnected }
+
+// TimeoutError is the error of a browser command the extension did not
+// answer in time. It matches ErrTimeout, and also context.DeadlineExceeded
+// when the caller's context deadline was what expired. Its text is the
+// reference wording "timed out waiting for the browser extension to ACTION".
+type TimeoutError struct {
+	Action string // the browser command's action, e.g. "navigate"
+	cause  error  // context.DeadlineExceeded when the caller's deadline passed
+}
+
+// Error returns "timed out waiting for the browser extension to ACTION".
+func (e *TimeoutError) Error() string {
+	return "timed out waiting for the browser extension to " + e.Action
+}
+
+// Unwrap returns ErrTimeout and, when the caller's deadline expired, the
+// context's error.
+func (e *TimeoutError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrTimeout, e.cause}
+	}
+	return []error{ErrTimeout}
+}
+
+// Timeout reports true, so that the error satisfies net.Error-style checks.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// CommandError is a browser command the extension reported as failed: its
+// browser_result carried a non-empty error. Message is the extension's text,
+// unchanged.
+type CommandError struct {
+	Action  string // the browser command's action
+	Message string // the extension's error text
+}
+
+// Error returns the action and the extension's text (at most 512 bytes of
+// it).
+func (e *CommandError) Error() string {
+	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
+}
+
+// maxErrorText bounds how much of a peer's text an error string repeats, so
+// that a hostile peer cannot make logs carry megabytes.
+const maxErrorText = 512
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,106 @@
+package extbridge_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+
+	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/internal/fakeext"
+)
+
+// The hub serves on a loopback listener; here a scripted fake extension
+// plays the browser.
+func Example() {
+	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	go hub.Serve(l)
+
+	browser := fakeext.NewBrowser()
+	browser.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain", Text: map[string]string{"h1": "Example Domain"}}
+	ext, err := fakeext.Dial(context.Background(), fakeext.Options{
+		URL: "ws://" + l.Addr().String() + "/ws", Token: "example-token", OnCommand: browser.Handle,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ext.Close()
+
+	ctx := context.Background()
+	if err := hub.WaitConnected(ctx); err != nil {
+		log.Fatal(err)
+	}
+	res, err := hub.Navigate(ctx, "https://example.com/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.URL, res.Title)
+	text, err := hub.Read(ctx, "h1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(text.Content)
+	_, err = hub.Read(ctx, "#nope")
+	fmt.Println(err)
+	// Output:
+	// https://example.com/ Example Domain
+	// Example Domain
+	// browser extension failed to read: no element matches selector #nope
+}
+
+func ExampleNotConnectedError() {
+	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	_, err = hub.Tabs(context.Background())
+	fmt.Println(err)
+	// Output: no browser extension connected on port 52789
+}
+
+func ExampleTextMessageContent() {
+	e := extbridge.TextMessageContent("msg-1", "Hello")
+	b, _ := e.MarshalJSON()
+	fmt.Println(string(b))
+	// Output: {"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-1","delta":"Hello"}
+}
+
+func ExampleInputHistory() {
+	h := extbridge.NewInputHistory()
+	for _, s := range []string{" fix the tests ", "fix the tests", "", "line one\nline two"} {
+		h.Add(s)
+	}
+	fmt.Printf("%q\n", h.Entries())
+	// Output: ["fix the tests" "line one\nline two"]
+}
+
+// A Backend embeds BaseBackend and implements only what it has.
+func ExampleBaseBackend() {
+	type modelsOnly struct{ extbridge.BaseBackend }
+	var b extbridge.Backend = modelsOnly{}
+	convs, _ := b.ListConversations(context.Background())
+	mode, _ := b.Mode(context.Background())
+	fmt.Println(len(convs), mode)
+	// Output: 0 standard
+}
+
+func ExampleToolHandlerFunc() {
+	tools := extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+		if req.ToolName != "Echo" {
+			return nil, extbridge.ErrUnknownTool
+		}
+		return &extbridge.ToolResult{Success: true, Output: req.ToolArgs}, nil
+	})
+	res, _ := tools.HandleTool(context.Background(), &extbridge.ToolRequest{ID: "1", ToolName: "Echo", ToolArgs: `{"x":1}`})
+	fmt.Println(res.Success, res.Output)
+	// Output: true {"x":1}
+}

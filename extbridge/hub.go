@@ -1,0 +1,403 @@
+package extbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ConnInfo describes an authenticated extension connection.
+type ConnInfo struct {
+	Version     string    // extension_version from the hello (at most 64 bytes, printable)
+	Origin      string    // the Origin header, "" when absent
+	RemoteAddr  string    // the peer's address
+	ConnectedAt time.Time // when the hello was accepted
+}
+
+// Hub is the WebSocket hub a CLI embeds for the browser extension. It is an
+// http.Handler serving /ws and /artifacts/, and can serve itself with
+// ListenAndServe or Serve.
+//
+// At most one authenticated extension connection is current; a newly
+// authenticated one replaces it. All methods are safe for concurrent use.
+type Hub struct {
+	opts      HubOptions
+	tokenHash [sha256.Size]byte
+	log       *slog.Logger
+	artifacts *os.Root // nil when no ArtifactsDir
+	srv       *http.Server
+	port      atomic.Int32 // for the not-connected wording
+
+	cur atomic.Pointer[extConn] // the current authenticated connection
+
+	mu           sync.Mutex
+	closed       bool        // Close or Shutdown began: no new connections or calls
+	closedFlag   atomic.Bool // closed, for hot paths that take no lock
+	conns        map[*extConn]struct{}
+	connected    chan struct{} // closed while a connection is current
+	calls        map[string]*pendingCall
+	approvals    map[string]*pendingApproval
+	approvalSeq  []string // pending approval ids in request order
+	turns        map[*Turn]struct{}
+	listeners    []net.Listener
+	events       []func() // OnConnect/OnDisconnect calls not yet made
+	eventsActive bool
+
+	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
+	done chan struct{}  // closed by Close
+	once sync.Once
+}
+
+// NewToken returns a new random token: 16 bytes from crypto/rand, hex
+// encoded (32 characters).
+func NewToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("extbridge: new token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// NewHub returns a Hub configured by opts. It fails when opts.Token is
+// empty, when a limit is negative, when Addr is not a loopback address, or
+// when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
+// must be closed with Close or Shutdown once it has served.
+func NewHub(opts HubOptions) (*Hub, error) {
+	if opts.Token == "" {
+		return nil, errors.New("extbridge: empty token: set HubOptions.Token (NewToken makes one)")
+	}
+	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
+		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
+		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
+		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 {
+		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
+	}
+	o := opts.withDefaults()
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("extbridge: address %q: %w", o.Addr, err)
+	}
+	if !isLoopbackHost(host) {
+		return nil, fmt.Errorf("extbridge: address %q is not a loopback address", o.Addr)
+	}
+	for _, id := range o.ExtensionIDs {
+		if !validExtensionID(id) {
+			return nil, fmt.Errorf("extbridge: invalid extension id %q", truncate(id, 64))
+		}
+	}
+	h := &Hub{
+		opts:      o,
+		tokenHash: sha256.Sum256([]byte(o.Token)),
+		log:       o.Logger,
+		conns:     map[*extConn]struct{}{},
+		connected: make(chan struct{}),
+		calls:     map[string]*pendingCall{},
+		approvals: map[string]*pendingApproval{},
+		turns:     map[*Turn]struct{}{},
+		done:      make(chan struct{}),
+	}
+	if p, err := strconv.Atoi(port); err == nil {
+		h.port.Store(int32(p))
+	}
+	if o.ArtifactsDir != "" {
+		root, err := os.OpenRoot(o.ArtifactsDir)
+		if err != nil {
+			return nil, fmt.Errorf("extbridge: artifacts directory: %w", err)
+		}
+		h.artifacts = root
+	}
+	h.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
+	}
+	return h, nil
+}
+
+// ServeHTTP routes /ws to the extension's WebSocket and /artifacts/ to the
+// artifacts directory; every other path is 404. Both routes refuse requests
+// from non-loopback peers and requests whose Host is not a loopback name
+// (DNS rebinding).
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/ws":
+		h.serveWebSocket(w, r)
+	case strings.HasPrefix(r.URL.Path, "/artifacts/"):
+		h.serveArtifact(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// ListenAndServe listens on HubOptions.Addr and serves the hub until
+// Shutdown or Close, after which it returns ErrServerClosed.
+func (h *Hub) ListenAndServe() error {
+	if h.isClosed() {
+		return ErrServerClosed
+	}
+	l, err := net.Listen("tcp", h.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("extbridge: %w", err)
+	}
+	return h.Serve(l)
+}
+
+// Serve serves the hub on l until Shutdown or Close, after which it returns
+// ErrServerClosed. l must be a loopback TCP listener (or a listener whose
+// address is not TCP, such as an in-memory one). Serve takes ownership of l
+// and closes it.
+func (h *Hub) Serve(l net.Listener) error {
+	if tcp, ok := l.Addr().(*net.TCPAddr); ok {
+		if !tcp.IP.IsLoopback() {
+			l.Close()
+			return fmt.Errorf("extbridge: refusing to serve on non-loopback address %s", tcp)
+		}
+		h.port.Store(int32(tcp.Port))
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	h.listeners = append(h.listeners, l)
+	h.mu.Unlock()
+	err := h.srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// Addr returns the address of the first listener the hub serves on, or nil
+// before Serve or ListenAndServe has started. With Addr "127.0.0.1:0" it
+// tells the port the system chose.
+func (h *Hub) Addr() net.Addr {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.listeners) == 0 {
+		return nil
+	}
+	return h.listeners[0].Addr()
+}
+
+// Connected reports whether an authenticated extension is connected.
+func (h *Hub) Connected() bool { return h.cur.Load() != nil }
+
+// Extension returns the current connection's description, and false when
+// no extension is connected.
+func (h *Hub) Extension() (ConnInfo, bool) {
+	c := h.cur.Load()
+	if c == nil {
+		return ConnInfo{}, false
+	}
+	return c.info, true
+}
+
+// WaitConnected blocks until an authenticated extension is connected, ctx
+// is done, or the hub is closed (ErrClosed).
+func (h *Hub) WaitConnected(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		ch, closed := h.connected, h.closed
+		h.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+			if h.Connected() {
+				return nil
+			}
+		case <-h.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Shutdown stops the hub gracefully: it stops accepting connections, fails
+// pending approvals with ErrClosed, waits for in-flight browser commands and
+// tool requests, closes the extension connection with 1001 (going away) and
+// waits for every goroutine. When ctx ends first it closes the hub at once
+// (as Close) and returns ctx's error. Serve then returns ErrServerClosed.
+func (h *Hub) Shutdown(ctx context.Context) error {
+	h.beginClose()
+	err := h.srv.Shutdown(ctx)
+	if err == nil {
+		err = h.waitIdle(ctx)
+	}
+	if err != nil {
+		h.Close()
+		return err
+	}
+	h.terminateAll(false)
+	waited := make(chan struct{})
+	go func() { h.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		h.Close()
+		return nil
+	case <-ctx.Done():
+		h.Close()
+		<-waited
+		return ctx.Err()
+	}
+}
+
+// waitIdle waits until no browser command or tool request is in flight.
+func (h *Hub) waitIdle(ctx context.Context) error {
+	pause := time.Millisecond
+	for {
+		h.mu.Lock()
+		busy := len(h.calls)
+		for c := range h.conns {
+			busy += c.activeTools()
+		}
+		h.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// Close stops the hub at once: listeners and connections are closed,
+// pending commands and approvals fail with ErrClosed, and Close waits for
+// every goroutine the hub started. Close is idempotent.
+func (h *Hub) Close() error {
+	h.beginClose()
+	var err error
+	h.once.Do(func() {
+		close(h.done)
+		err = h.srv.Close()
+		h.terminateAll(true)
+		h.wg.Wait()
+		if h.artifacts != nil {
+			h.artifacts.Close()
+		}
+	})
+	return err
+}
+
+// terminateAll ends every connection, authenticated or not, with 1001;
+// hard closes the sockets at once.
+func (h *Hub) terminateAll(hard bool) {
+	h.mu.Lock()
+	conns := make([]*extConn, 0, len(h.conns))
+	for c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.terminate(ErrClosed, closeGoingAway, hard)
+	}
+}
+
+// beginClose refuses new connections, calls and approvals, and fails the
+// pending approvals.
+func (h *Hub) beginClose() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	h.closedFlag.Store(true)
+	approvals := h.approvals
+	h.approvals = map[string]*pendingApproval{}
+	h.approvalSeq = nil
+	h.mu.Unlock()
+	for _, a := range approvals {
+		a.finish(approvalOutcome{err: ErrClosed})
+	}
+}
+
+func (h *Hub) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+// notify queues a callback and makes sure one goroutine runs the queue in
+// order. Called with h.mu held.
+func (h *Hub) notifyLocked(fn func()) {
+	h.events = append(h.events, fn)
+	if h.eventsActive {
+		return
+	}
+	h.eventsActive = true
+	h.wg.Add(1)
+	go h.runEvents()
+}
+
+func (h *Hub) runEvents() {
+	defer h.wg.Done()
+	for {
+		h.mu.Lock()
+		if len(h.events) == 0 {
+			h.eventsActive = false
+			h.mu.Unlock()
+			return
+		}
+		fn := h.events[0]
+		h.events[0] = nil
+		h.events = h.events[1:]
+		h.mu.Unlock()
+		fn()
+	}
+}
+
+func (h *Hub) notConnected() error {
+	return &NotConnectedError{Port: int(h.port.Load())}
+}
+
+// isLoopbackHost reports whether host (without port) names the loopback
+// interface: a loopback IP literal or "localhost".
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackRequest reports whether r comes from a loopback peer and names a
+// loopback host, so that neither a remote peer nor a web page reaching the
+// port through DNS rebinding is served.
+func loopbackRequest(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return false
+	}
+	reqHost := r.Host
+	if h, _, err := net.SplitHostPort(reqHost); err == nil {
+		reqHost = h
+	}
+	return isLoopbackHost(reqHost)
+}

@@ -1,0 +1,172 @@
+package extbridge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/internal/fakeext"
+)
+
+func TestNewHubOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts HubOptions
+		ok   bool
+	}{
+		{"defaults", HubOptions{Token: "t"}, true},
+		{"empty token", HubOptions{}, false},
+		{"negative timeout", HubOptions{Token: "t", HelloTimeout: -1}, false},
+		{"negative limit", HubOptions{Token: "t", ReadLimit: -1}, false},
+		{"public address", HubOptions{Token: "t", Addr: "0.0.0.0:52789"}, false},
+		{"lan address", HubOptions{Token: "t", Addr: "192.168.1.2:52789"}, false},
+		{"no port", HubOptions{Token: "t", Addr: "127.0.0.1"}, false},
+		{"localhost", HubOptions{Token: "t", Addr: "localhost:0"}, true},
+		{"ipv6 loopback", HubOptions{Token: "t", Addr: "[::1]:0"}, true},
+		{"bad pinned id", HubOptions{Token: "t", ExtensionIDs: []string{"../x"}}, false},
+		{"missing artifacts dir", HubOptions{Token: "t", ArtifactsDir: "/nonexistent/dir"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := NewHub(tt.opts)
+			if !tt.ok {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.NoError(t, h.Close())
+			assert.NoError(t, h.Close(), "Close is idempotent")
+		})
+	}
+}
+
+func TestNewToken(t *testing.T) {
+	a, err := NewToken()
+	require.NoError(t, err)
+	b, err := NewToken()
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{32}$`, a)
+	assert.NotEqual(t, a, b)
+}
+
+func TestServeRefusesNonLoopbackListener(t *testing.T) {
+	h, err := NewHub(HubOptions{Token: testToken})
+	require.NoError(t, err)
+	defer h.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	fake := &addrListener{Listener: l, addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1}}
+	assert.Error(t, h.Serve(fake))
+}
+
+type addrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l *addrListener) Addr() net.Addr { return l.addr }
+
+func TestListenAndServeAndAddr(t *testing.T) {
+	h, err := NewHub(HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- h.ListenAndServe() }()
+	var addr net.Addr
+	require.Eventually(t, func() bool { addr = h.Addr(); return addr != nil }, 5*time.Second, time.Millisecond)
+	ext, err := fakeext.Dial(t.Context(), fakeext.Options{URL: "ws://" + addr.String() + "/ws", Token: testToken, OnCommand: fakeext.NewBrowser().Handle})
+	require.NoError(t, err)
+	defer ext.Close()
+	res, err := h.Navigate(t.Context(), "https://a.example/")
+	require.NoError(t, err)
+	assert.Equal(t, "https://a.example/", res.URL)
+	_, port, _ := net.SplitHostPort(addr.String())
+	require.NoError(t, ext.Close())
+	require.Eventually(t, func() bool { return !h.Connected() }, 5*time.Second, time.Millisecond)
+	_, err = h.Tabs(t.Context())
+	assert.EqualError(t, err, "no browser extension connected on port "+port)
+	require.NoError(t, h.Close())
+	assert.ErrorIs(t, <-served, ErrServerClosed)
+	assert.ErrorIs(t, h.ListenAndServe(), ErrServerClosed)
+	assert.ErrorIs(t, h.WaitConnected(t.Context()), ErrClosed)
+}
+
+func TestShutdownDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		ext := e.dial(fakeext.Options{})
+		approval := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "pending"})
+		assert.Equal(t, "approval_request", next(t, ext).Type)
+
+		cmdErr, cmd := readInFlight(t, e, ext)
+
+		shut := make(chan error, 1)
+		go func() { shut <- e.hub.Shutdown(t.Context()) }()
+		assert.ErrorIs(t, (<-approval).err, ErrClosed, "pending approvals fail at once")
+		time.Sleep(time.Second)
+		select {
+		case <-shut:
+			t.Fatal("Shutdown returned with a command in flight")
+		default:
+		}
+		// New connections are refused while draining.
+		_, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		assert.Error(t, err)
+
+		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{Content: "done"}))
+		assert.NoError(t, <-cmdErr, "the in-flight command completed")
+		assert.NoError(t, <-shut)
+		<-ext.Done()
+		assert.Equal(t, websocket.StatusGoingAway, ext.CloseStatus())
+	})
+}
+
+func TestShutdownDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		ext := e.dial(fakeext.Options{})
+		cmdErr, _ := readInFlight(t, e, ext)
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		assert.ErrorIs(t, e.hub.Shutdown(ctx), context.DeadlineExceeded)
+		err := <-cmdErr
+		assert.True(t, errors.Is(err, ErrDisconnected) || errors.Is(err, ErrClosed), err)
+	})
+}
+
+func TestCloseEndsEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{Tools: bash})
+		ext := e.dial(fakeext.Options{})
+		sendTool(t, ext, "t", "Bash", `{"command":"sleep"}`)
+		silent, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		require.NoError(t, err)
+		defer silent.CloseNow()
+		synctest.Wait()
+		start := time.Now()
+		require.NoError(t, e.hub.Close())
+		assert.Zero(t, time.Since(start), "Close does not wait out handshakes")
+		<-ext.Done()
+		resp := httpGet(t, e, "/ws")
+		assert.NotEqual(t, http.StatusSwitchingProtocols, resp)
+	})
+}
+
+func httpGet(t *testing.T, e *env, path string) int {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://127.0.0.1:52789"+path, nil)
+	require.NoError(t, err)
+	resp, err := e.ln.HTTPClient().Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

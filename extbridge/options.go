@@ -1,0 +1,157 @@
+package extbridge
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Defaults of HubOptions. A zero field means its default.
+const (
+	DefaultAddr                = "127.0.0.1:52789"
+	DefaultHelloTimeout        = 5 * time.Second
+	DefaultPingInterval        = 20 * time.Second
+	DefaultLivenessTimeout     = 60 * time.Second
+	DefaultWriteTimeout        = 10 * time.Second
+	DefaultPreHelloReadLimit   = 64 << 10
+	DefaultReadLimit           = 64 << 20
+	DefaultSendQueue           = 256
+	DefaultCommandTimeout      = 30 * time.Second
+	DefaultReplyMargin         = 5 * time.Second
+	DefaultToolApprovalTimeout = 5 * time.Minute
+	DefaultMaxConcurrentTools  = 16
+)
+
+// HubOptions configures a Hub. The zero value of every field is a documented
+// default; only Token is required.
+type HubOptions struct {
+	// Token is the shared secret the extension must present in its
+	// browser_hello. Required: NewHub refuses an empty token. NewToken makes
+	// a suitable one.
+	Token string
+
+	// Addr is the address ListenAndServe listens on. Default
+	// "127.0.0.1:52789". Its host must be a loopback IP address or
+	// "localhost".
+	Addr string
+
+	// HelloTimeout bounds the time between the WebSocket upgrade and the
+	// extension's browser_hello. Default 5 s.
+	HelloTimeout time.Duration
+
+	// PingInterval is how often the hub pings the extension, which keeps an
+	// MV3 service worker alive. Default 20 s.
+	PingInterval time.Duration
+
+	// LivenessTimeout is how long the extension may stay silent (no pong, no
+	// frame) before the hub drops the connection. Default 60 s.
+	LivenessTimeout time.Duration
+
+	// WriteTimeout bounds each frame write. An extension that does not read
+	// for that long is considered stalled and is disconnected. Default 10 s.
+	WriteTimeout time.Duration
+
+	// PreHelloReadLimit is the largest frame accepted before the hello.
+	// Default 64 KiB.
+	PreHelloReadLimit int64
+
+	// ReadLimit is the largest frame accepted after the hello (screenshots
+	// are megabytes of base64). Default 64 MiB.
+	ReadLimit int64
+
+	// SendQueue is the number of outbound frames queued per connection.
+	// When it is full, senders wait (bounded by their context and by
+	// WriteTimeout, after which a stalled extension is dropped). Default 256.
+	SendQueue int
+
+	// CommandTimeout is the timeout_ms sent with a browser command whose
+	// context has no deadline. The hub then waits CommandTimeout+ReplyMargin
+	// for the result. Default 30 s.
+	CommandTimeout time.Duration
+
+	// ReplyMargin is how much longer than the extension's own budget the hub
+	// waits for a result when the caller's context has no deadline. Default
+	// 5 s. (With a deadline, the deadline is binding for both sides.)
+	ReplyMargin time.Duration
+
+	// ExtensionIDs pins the extension ids whose Origin is accepted
+	// (chrome-extension://ID, moz-extension://ID, safari-web-extension://ID).
+	// Default: any id of those three schemes.
+	ExtensionIDs []string
+
+	// RequireOrigin refuses handshakes without an Origin header. Default
+	// false: the protocol accepts a missing Origin, and the token is the
+	// guard.
+	RequireOrigin bool
+
+	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
+	// means no artifacts route (404). The directory must exist when NewHub
+	// is called.
+	ArtifactsDir string
+
+	// Backend answers the panel's frames. Default: BaseBackend, which
+	// answers empty lists.
+	Backend Backend
+
+	// Tools serves the extension's tool_request frames. Default: none, every
+	// tool is unknown (a failed result).
+	Tools ToolHandler
+
+	// ToolNeedsApproval is the approval gate of tool requests: when it
+	// returns true for a request, the hub raises an approval_request first
+	// and a rejection becomes a failed result. Default: no request needs
+	// approval.
+	ToolNeedsApproval func(ctx context.Context, req *ToolRequest) bool
+
+	// ToolApprovalTimeout bounds the wait for a tool request's approval; an
+	// unanswered request is rejected. Default 5 min.
+	ToolApprovalTimeout time.Duration
+
+	// MaxConcurrentTools bounds the tool requests run at once per
+	// connection; beyond it a request gets a failed result at once.
+	// Default 16.
+	MaxConcurrentTools int
+
+	// OnConnect is called when an extension has authenticated, and
+	// OnDisconnect when that connection ends (replaced, lost, closed).
+	// Calls are made one at a time, in order, from a goroutine of the hub,
+	// so they may call the Hub's methods. Default: none.
+	OnConnect    func(ConnInfo)
+	OnDisconnect func(ConnInfo, error)
+
+	// Logger receives the hub's diagnostics. It never sees tokens or frame
+	// payloads. Default: silent.
+	Logger *slog.Logger
+}
+
+func (o *HubOptions) withDefaults() HubOptions {
+	r := *o
+	setDefault(&r.Addr, DefaultAddr)
+	setDefault(&r.HelloTimeout, DefaultHelloTimeout)
+	setDefault(&r.PingInterval, DefaultPingInterval)
+	setDefault(&r.LivenessTimeout, DefaultLivenessTimeout)
+	setDefault(&r.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&r.PreHelloReadLimit, DefaultPreHelloReadLimit)
+	setDefault(&r.ReadLimit, DefaultReadLimit)
+	setDefault(&r.SendQueue, DefaultSendQueue)
+	setDefault(&r.CommandTimeout, DefaultCommandTimeout)
+	setDefault(&r.ReplyMargin, DefaultReplyMargin)
+	setDefault(&r.ToolApprovalTimeout, DefaultToolApprovalTimeout)
+	setDefault(&r.MaxConcurrentTools, DefaultMaxConcurrentTools)
+	// The ack, the mode frame and a margin must always fit.
+	r.SendQueue = max(r.SendQueue, 4)
+	if r.Backend == nil {
+		r.Backend = BaseBackend{}
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}

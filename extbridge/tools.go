@@ -1,0 +1,128 @@
+package extbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ToolRequest is a tool_request from the extension: run one of the CLI's
+// tools.
+type ToolRequest struct {
+	ID       string // the request id the result answers
+	ToolName string // e.g. "Bash"
+	ToolArgs string // the raw tool-arguments JSON; may be empty
+}
+
+// ToolResult is the outcome of a tool request. A failed tool (Success
+// false) may still carry Output, e.g. a command's output with a non-zero
+// exit status.
+type ToolResult struct {
+	Success bool
+	Output  string
+	Error   string
+}
+
+// ToolHandler runs the extension's tool requests. HandleTool is called in
+// its own goroutine per request; ctx is cancelled when the connection ends
+// (the result would be dropped anyway) and must be honoured. Return
+// ErrUnknownTool for a tool the handler does not serve; any other error
+// becomes a failed result carrying the error's text.
+type ToolHandler interface {
+	HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error)
+}
+
+// ToolHandlerFunc adapts a function to ToolHandler.
+type ToolHandlerFunc func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
+
+// HandleTool calls f(ctx, req).
+func (f ToolHandlerFunc) HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+	return f(ctx, req)
+}
+
+// startTool runs one tool request. Exactly one tool_result is sent per id
+// (a repeated id still in flight is ignored), on the connection that asked,
+// and only while it is alive: results of a lost connection are dropped.
+func (c *extConn) startTool(f *toolRequestFrame) {
+	h := c.hub
+	if f.ID == "" || len(f.ID) > maxRequestIDLength {
+		c.ignored("tool_request without usable id", typeToolRequest, 0, nil)
+		return
+	}
+	req := &ToolRequest{ID: f.ID, ToolName: f.ToolName, ToolArgs: f.ToolArgs}
+	c.toolsMu.Lock()
+	if _, dup := c.tools[f.ID]; dup {
+		c.toolsMu.Unlock()
+		c.ignored("duplicate tool_request id in flight", typeToolRequest, 0, nil)
+		return
+	}
+	if len(c.tools) >= h.opts.MaxConcurrentTools {
+		c.toolsMu.Unlock()
+		c.sendToolResult(req.ID, &ToolResult{Error: "too many concurrent tool requests"})
+		return
+	}
+	c.tools[f.ID] = struct{}{}
+	c.wg.Add(1)
+	c.toolsMu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		res := h.runTool(c, req)
+		c.sendToolResult(req.ID, res)
+		c.toolsMu.Lock()
+		delete(c.tools, req.ID)
+		c.toolsMu.Unlock()
+	}()
+}
+
+func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
+	ctx := c.ctx
+	if req.ToolName == "" || len(req.ToolName) > maxToolNameLen {
+		return &ToolResult{Error: "missing or invalid tool_name"}
+	}
+	if h.opts.Tools == nil {
+		return unknownTool(req.ToolName)
+	}
+	if gate := h.opts.ToolNeedsApproval; gate != nil && gate(ctx, req) {
+		actx, cancel := context.WithTimeout(ctx, h.opts.ToolApprovalTimeout)
+		d, err := h.requestApproval(actx, ApprovalRequest{ToolName: req.ToolName, ToolArgs: req.ToolArgs}, c)
+		cancel()
+		switch {
+		case err != nil && errors.Is(err, context.DeadlineExceeded):
+			return &ToolResult{Error: "approval timed out"}
+		case err != nil:
+			return &ToolResult{Error: "approval failed: " + err.Error()}
+		case d != Approved:
+			return &ToolResult{Error: "rejected by the user"}
+		}
+	}
+	res, err := h.opts.Tools.HandleTool(ctx, req)
+	switch {
+	case errors.Is(err, ErrUnknownTool):
+		return unknownTool(req.ToolName)
+	case err != nil:
+		out := &ToolResult{Error: err.Error()}
+		if res != nil {
+			out.Output = res.Output
+		}
+		return out
+	case res == nil:
+		return &ToolResult{Success: true}
+	}
+	out := *res
+	if out.Error != "" {
+		out.Success = false
+	}
+	return &out
+}
+
+func unknownTool(name string) *ToolResult {
+	return &ToolResult{Error: fmt.Sprintf("unknown tool %q", truncate(name, 64))}
+}
+
+// sendToolResult queues the result unless the connection has ended.
+func (c *extConn) sendToolResult(id string, r *ToolResult) {
+	if c.ctx.Err() != nil {
+		return // dropped: no result for this id may reach another connection
+	}
+	c.sendJSON(toolResultFrame{Type: typeToolResult, ID: id, Success: r.Success, Output: r.Output, Error: r.Error})
+}
