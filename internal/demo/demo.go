@@ -5,12 +5,15 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agentbridge/agentbridge/webagents"
 )
 
 // Options configures a run. The zero value runs every step with a fresh
@@ -20,6 +23,18 @@ type Options struct {
 	Out io.Writer
 	// KeepTemp keeps the temporary folder and prints its path.
 	KeepTemp bool
+	// Chromium is the browser executable; "" looks for Chromium on PATH
+	// (and $AGENTBRIDGE_CHROMIUM). When none is found the browser steps
+	// are skipped with instructions; a path given here that does not work
+	// fails them.
+	Chromium string
+	// Headful shows the browser window instead of running headless.
+	Headful bool
+	// ScreenshotDir is where the browser steps save their screenshots;
+	// "" means os.TempDir().
+	ScreenshotDir string
+	// NoBrowser skips the browser steps even when Chromium is present.
+	NoBrowser bool
 }
 
 // step is one part of the tour.
@@ -30,9 +45,26 @@ type step struct {
 
 // runner carries what the steps share.
 type runner struct {
-	out io.Writer
-	dir string // temporary folder for this run
+	opts     Options
+	out      io.Writer
+	dir      string   // temporary folder for this run
+	cleanups []func() // run in reverse order when the tour ends
+
+	shopURL string            // the shop's origin, once a WebAgents step started it
+	agent   *webagents.Client // the WebAgents client, with the agent's cookies
+	actions actionLog         // what the shop ran
+	browser *browserSession   // the running browser, once started
 }
+
+// skipError marks a step that could not run here, with what to do about it.
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string { return e.reason }
+
+func skip(format string, args ...any) error { return &skipError{reason: fmt.Sprintf(format, args...)} }
+
+// atEnd registers f to run when the tour ends, last registered first.
+func (r *runner) atEnd(f func()) { r.cleanups = append(r.cleanups, f) }
 
 // logf prints one progress line, indented under the current step.
 func (r *runner) logf(format string, args ...any) {
@@ -41,7 +73,7 @@ func (r *runner) logf(format string, args ...any) {
 
 type result struct {
 	name    string
-	ok      bool
+	status  string // "ok", "skipped" or "FAILED"
 	took    time.Duration
 	summary string
 }
@@ -62,25 +94,47 @@ func Run(ctx context.Context, opts Options) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	r := &runner{out: out, dir: dir}
+	r := &runner{opts: opts, out: out, dir: dir}
+	defer func() {
+		for i := len(r.cleanups) - 1; i >= 0; i-- {
+			r.cleanups[i]()
+		}
+	}()
 
 	steps := []step{
 		{"native messaging frames", framesStep},
 		{"native host manifest", manifestStep},
+		{"WebAgents: discovery", discoveryStep},
+		{"WebAgents: batch with $ref and pacing", batchStep},
+		{"WebAgents: write without consent", consentStep},
+		{"Chromium with the reference extension", launchStep},
+		{"agent protocol in Chromium", agentProtocolStep},
+		{"extension bridge in Chromium", extensionBridgeStep},
 	}
 	var results []result
 	for i, s := range steps {
+		if ctx.Err() != nil {
+			break
+		}
 		fmt.Fprintf(out, "[%d/%d] %s\n", i+1, len(steps), s.name)
 		start := time.Now()
 		summary, err := s.run(ctx, r)
-		res := result{name: s.name, ok: err == nil, took: time.Since(start), summary: summary}
-		if err != nil {
-			res.summary = "error: " + err.Error()
+		res := result{name: s.name, status: "ok", took: time.Since(start), summary: summary}
+		var skipped *skipError
+		switch {
+		case errors.As(err, &skipped):
+			res.status, res.summary = "skipped", skipped.reason
+			fmt.Fprintf(out, "    skipped: %s\n", skipped.reason)
+		case err != nil:
+			res.status, res.summary = "FAILED", "error: "+err.Error()
 			fmt.Fprintf(out, "    FAILED: %v\n", err)
 		}
 		results = append(results, res)
 	}
-	return printSummary(out, results)
+	if err := printSummary(out, results); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 func printSummary(out io.Writer, results []result) error {
@@ -89,12 +143,10 @@ func printSummary(out io.Writer, results []result) error {
 	fmt.Fprintln(tw, "STEP\tRESULT\tTIME\tWHAT HAPPENED")
 	failed := 0
 	for _, res := range results {
-		status := "ok"
-		if !res.ok {
-			status = "FAILED"
+		if res.status == "FAILED" {
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", res.name, status, res.took.Round(time.Millisecond), oneLine(res.summary))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", res.name, res.status, res.took.Round(time.Millisecond), oneLine(res.summary))
 	}
 	tw.Flush()
 	if failed > 0 {
@@ -105,8 +157,8 @@ func printSummary(out io.Writer, results []result) error {
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 100 {
-		s = s[:97] + "..."
+	if r := []rune(s); len(r) > 110 {
+		s = string(r[:107]) + "..."
 	}
 	return s
 }

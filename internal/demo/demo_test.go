@@ -2,28 +2,107 @@ package demo
 
 import (
 	"bytes"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentbridge/agentbridge/internal/browsertest"
 )
 
-func TestRunPrintsEveryStepAndASummary(t *testing.T) {
-	var out bytes.Buffer
-	require.NoError(t, Run(t.Context(), Options{Out: &out}))
-	s := out.String()
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// assertNonBrowserSteps checks what the tour shows with Go alone.
+func assertNonBrowserSteps(t *testing.T, s string) {
+	t.Helper()
 	assert.Contains(t, s, "17 00 00 00  = 23")
 	assert.Contains(t, s, `browser → host through an in-memory pipe: {"kind":"bridge:hello"}`)
 	assert.Contains(t, s, "frame of 1048577 bytes exceeds the limit of 1048576 bytes")
 	assert.Contains(t, s, `"chrome-extension://lllgkhehhfideabmfhnlkocagdfegbhf/"`)
-	assert.Regexp(t, `native messaging frames\s+ok`, s)
-	assert.Regexp(t, `native host manifest\s+ok`, s)
+	assert.Contains(t, s, "the site asks for pacing: at least 120 ms between starts, 2 at once")
+	// Pacing shows in the server-side start times of the batch.
+	starts := regexp.MustCompile(`started at \+\s*(\d+) ms`).FindAllStringSubmatch(s, -1)
+	require.Len(t, starts, 5)
+	for i := 1; i < len(starts); i++ {
+		prev, _ := strconv.Atoi(starts[i-1][1])
+		cur, _ := strconv.Atoi(starts[i][1])
+		assert.GreaterOrEqual(t, cur-prev, 120, "operation %d started %d ms after the previous one", i, cur-prev)
+	}
+	assert.Contains(t, s, "the cart holds 1 × Wireless Keyboard 75% (kbd-75), passed by $ref from findKeyboard")
+	assert.Contains(t, s, `refused before any request: webagents: operation "add" runs write action "cart.add"`)
+	for _, step := range []string{"native messaging frames", "native host manifest", "WebAgents: discovery",
+		`WebAgents: batch with \$ref and pacing`, "WebAgents: write without consent"} {
+		assert.Regexp(t, step+`\s+ok\s`, s)
+	}
+}
+
+func TestRunWithGoAlone(t *testing.T) {
+	// No Chromium anywhere: the browser steps are skipped with instructions
+	// and the tour still succeeds.
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv(browsertest.ChromiumEnv, "")
+	var out bytes.Buffer
+	require.NoError(t, Run(t.Context(), Options{Out: &out}))
+	s := out.String()
+	assertNonBrowserSteps(t, s)
+	assert.Contains(t, s, "skipped: Chromium not found")
+	assert.Contains(t, s, "sudo apt-get install chromium")
+	assert.Regexp(t, `Chromium with the reference extension\s+skipped`, s)
+	assert.Regexp(t, `agent protocol in Chromium\s+skipped`, s)
 	assert.NotContains(t, s, "FAILED")
+}
+
+func TestRunFailsForABadChromiumPath(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Out: &out, Chromium: filepath.Join(t.TempDir(), "no-such-browser"), NoBrowser: false})
+	require.EqualError(t, err, "1 of 8 steps failed")
+	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
+}
+
+func TestRunEverythingInChromium(t *testing.T) {
+	browsertest.SkipWithoutChromium(t)
+	shots := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, Run(t.Context(), Options{Out: &out, ScreenshotDir: shots}))
+	s := out.String()
+	assertNonBrowserSteps(t, s)
+	for _, step := range []string{"Chromium with the reference extension", "agent protocol in Chromium", "extension bridge in Chromium"} {
+		assert.Regexp(t, step+`\s+ok\s`, s)
+	}
+	assert.Contains(t, s, `shows`)
+	assert.Contains(t, s, `read h1 → "Wireless Mouse"`)
+	assert.Contains(t, s, "approval_request Bash → the panel answered approved")
+
+	data, err := os.ReadFile(filepath.Join(shots, "agentbridge-demo-agentproto.jpg"))
+	require.NoError(t, err)
+	_, err = jpeg.DecodeConfig(bytes.NewReader(data))
+	assert.NoError(t, err)
+	data, err = os.ReadFile(filepath.Join(shots, "agentbridge-demo-extbridge.png"))
+	require.NoError(t, err)
+	_, err = png.DecodeConfig(bytes.NewReader(data))
+	assert.NoError(t, err)
+
+	// Nothing is left running: neither Chromium nor the host it started.
+	for _, re := range []string{`Chromium started \(pid (\d+)\)`, `the Go host \(pid \[(\d+)\]\)`} {
+		m := regexp.MustCompile(re).FindStringSubmatch(s)
+		require.Len(t, m, 2, re)
+		pid, _ := strconv.Atoi(m[1])
+		assert.False(t, browsertest.ProcessAlive(pid), "pid %d still running", pid)
+	}
 }
 
 func TestSummaryFailsWhenAStepFails(t *testing.T) {
 	var out bytes.Buffer
-	err := printSummary(&out, []result{{name: "a", ok: true}, {name: "b", ok: false, summary: "error: boom"}})
+	err := printSummary(&out, []result{{name: "a", status: "ok"}, {name: "b", status: "FAILED", summary: "error: boom"}})
 	require.EqualError(t, err, "1 of 2 steps failed")
 	assert.Regexp(t, `b\s+FAILED\s+0s\s+error: boom`, out.String())
 }

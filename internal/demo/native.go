@@ -74,14 +74,13 @@ func manifestStep(ctx context.Context, r *runner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
+	// `weboperator-host install` writes this manifest pointing at its own
+	// absolute path; the Chromium step below builds the real host and
+	// installs its manifest into that browser's profile the same way.
 	m := &nativemsg.HostManifest{
 		Name:           "com.weboperator.bridge",
 		Description:    "WebOperator bridge (agentbridge demo)",
-		Path:           exe,
+		Path:           filepath.Join(r.dir, "bin", "weboperator-host"),
 		Type:           "stdio",
 		AllowedOrigins: []string{nativemsg.ExtensionOrigin(referenceExtensionID)},
 	}

@@ -3,6 +3,7 @@ package shop
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentbridge/agentbridge/webagents"
 )
@@ -52,7 +53,7 @@ type accountResult struct {
 }
 
 func (s *Shop) actions() map[string]webagents.ActionHandler {
-	return map[string]webagents.ActionHandler{
+	actions := map[string]webagents.ActionHandler{
 		"catalog.search":  webagents.ActionFunc(s.actSearch),
 		"catalog.product": webagents.ActionFunc(s.actProduct),
 		"account.signUp":  webagents.ActionFunc(s.actSignUp),
@@ -65,6 +66,16 @@ func (s *Shop) actions() map[string]webagents.ActionHandler {
 		"order.place":     s.signedIn(s.actOrderPlace),
 		"order.list":      s.signedIn(s.actOrderList),
 	}
+	if s.onAction != nil {
+		for name, h := range actions {
+			actions[name] = webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+				start := time.Now()
+				defer func() { s.onAction(req.Operation, name, start, time.Since(start)) }()
+				return h.ServeAction(ctx, req)
+			})
+		}
+	}
+	return actions
 }
 
 // signedIn wraps an action that needs a signed-in user: every action

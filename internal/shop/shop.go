@@ -34,6 +34,10 @@ type Options struct {
 	MaxSessions int
 	// Logger receives server errors; nil is silent.
 	Logger *slog.Logger
+	// OnAction, when set, is called after each agent action with the
+	// operation's id, the action, when it started and how long it took.
+	// The demo uses it to show pacing. It must not block.
+	OnAction func(operation, action string, start time.Time, took time.Duration)
 }
 
 // DefaultPacing is the pacing of a shop with no Options.Pacing.
@@ -49,6 +53,7 @@ type Shop struct {
 	pages    *http.ServeMux
 	origin   string
 	logger   *slog.Logger
+	onAction func(operation, action string, start time.Time, took time.Duration)
 }
 
 // New builds a shop with the seeded catalog.
@@ -86,6 +91,7 @@ func New(opts Options) (*Shop, error) {
 		sessions: newSessions(len(origin) > 5 && origin[:5] == "https", maxSessions),
 		origin:   origin,
 		logger:   opts.Logger,
+		onAction: opts.OnAction,
 	}
 	var limiter webagents.Limiter
 	if pacing.MinIntervalMs > 0 {

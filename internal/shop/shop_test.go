@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -397,4 +399,27 @@ func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
 	n := len(s.sessions.byToken)
 	s.sessions.mu.Unlock()
 	assert.Zero(t, n)
+}
+
+func TestOnActionReportsEachAction(t *testing.T) {
+	type call struct{ op, action string }
+	var mu sync.Mutex
+	var calls []call
+	s, err := New(Options{Origin: "http://127.0.0.1:8080", PBKDF2Iterations: 1000,
+		Pacing: &webagents.Pacing{MaxConcurrency: 1},
+		OnAction: func(op, action string, start time.Time, took time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			assert.False(t, start.IsZero())
+			assert.GreaterOrEqual(t, took, time.Duration(0))
+			calls = append(calls, call{op, action})
+		}})
+	require.NoError(t, err)
+	req := httptest.NewRequest("POST", "http://127.0.0.1:8080/api/agent/workflow",
+		strings.NewReader(`{"version":"0.1","operations":[{"id":"find","action":"catalog.search","input":{"query":"wireless keyboard"}},{"id":"p","action":"catalog.product","input":{"productId":{"$ref":"find.productId"}}}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.Equal(t, []call{{"find", "catalog.search"}, {"p", "catalog.product"}}, calls)
 }

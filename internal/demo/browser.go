@@ -1,0 +1,271 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/internal/browsertest"
+	"github.com/agentbridge/agentbridge/internal/extension"
+)
+
+const hostPackage = "github.com/agentbridge/agentbridge/examples/weboperator-host"
+
+// browserSession is headless Chromium with the reference extension, the Go
+// native host it started, and the hub its service worker dialed.
+type browserSession struct {
+	chromium *browsertest.Browser
+	agent    *agentproto.Client
+	hub      *extbridge.Hub
+}
+
+const chromiumMissing = "Chromium not found, so the browser half of the tour did not run. " +
+	"Install it (Debian/Ubuntu: sudo apt-get install chromium; Fedora: sudo dnf install chromium) " +
+	"or pass --chromium /path/to/chromium, then run go run ./examples/demo again"
+
+// launchStep starts the hub, builds the native host and launches Chromium
+// with the reference extension, then waits for both of its sides.
+func launchStep(ctx context.Context, r *runner) (string, error) {
+	if r.opts.NoBrowser {
+		return "", skip("--no-browser given")
+	}
+	chromium, err := browsertest.FindChromium(r.opts.Chromium)
+	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" {
+		return "", skip(chromiumMissing)
+	}
+	if err != nil {
+		return "", err
+	}
+	r.logf("Chromium: %s", chromium)
+	if err := r.startShop(ctx); err != nil {
+		return "", err
+	}
+
+	r.logf("building examples/weboperator-host, the native messaging host Chromium will start")
+	host, err := browsertest.BuildBinary(ctx, hostPackage)
+	if err != nil {
+		return "", err
+	}
+	r.atEnd(func() { _ = browsertest.RemoveBuilds() })
+
+	hubToken, err := extbridge.NewToken()
+	if err != nil {
+		return "", err
+	}
+	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: hubToken})
+	if err != nil {
+		return "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	served := make(chan error, 1)
+	go func() { served <- hub.Serve(l) }()
+	r.atEnd(func() { hub.Close(); <-served })
+	hubPort := l.Addr().(*net.TCPAddr).Port
+	r.logf("extension bridge hub listening on ws://%s/ws", l.Addr())
+
+	apiToken := randomHex(16)
+	socket := filepath.Join(r.dir, "bridge.sock")
+	b, err := browsertest.Launch(ctx, &browsertest.Options{
+		Chromium: chromium,
+		HostPath: host,
+		Env:      []string{agentproto.EnvToken + "=" + apiToken, agentproto.EnvSocket + "=" + socket},
+		Extension: extension.Config{
+			HubPort:   hubPort,
+			HubToken:  hubToken,
+			Approvals: extension.ApprovalApprove,
+		},
+		Headful: r.opts.Headful,
+		Dir:     filepath.Join(r.dir, "browser"),
+	})
+	if err != nil {
+		return "", err
+	}
+	r.atEnd(func() { _ = b.Close() })
+	r.logf("Chromium started (pid %d) with the reference extension %s", b.Pid(), extension.ID)
+
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	agent, err := dialBridge(wctx, socket, apiToken)
+	if err != nil {
+		return "", fmt.Errorf("the native host never came online: %w", err)
+	}
+	r.atEnd(func() { agent.Close() })
+	r.logf("Chromium started the Go host (pid %v); its socket %s answers, extension online", b.HostPids(), socket)
+	if err := hub.WaitConnected(wctx); err != nil {
+		return "", fmt.Errorf("the extension never dialed the hub: %w", err)
+	}
+	info, _ := hub.Extension()
+	r.logf("the extension's service worker dialed the hub (Origin %s, version %s)", info.Origin, info.Version)
+	r.browser = &browserSession{chromium: b, agent: agent, hub: hub}
+	return "native host started by Chromium and online; service worker connected to the hub", nil
+}
+
+// dialBridge connects to the agent socket once the host is up and the
+// extension has said hello.
+func dialBridge(ctx context.Context, socket, token string) (*agentproto.Client, error) {
+	var last error
+	for {
+		c, err := agentproto.Dial(ctx, socket, &agentproto.ClientOptions{Token: token, RequireSameUser: true})
+		if err == nil {
+			h, herr := c.Health(ctx)
+			if herr == nil && h.ExtensionOnline() {
+				return c, nil
+			}
+			c.Close()
+			err = herr
+			if err == nil {
+				err = errors.New("extension offline")
+			}
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (r *runner) screenshotPath(name string) string {
+	dir := r.opts.ScreenshotDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, name)
+}
+
+// agentProtocolStep drives the shop through the agent protocol: snapshot,
+// type and submit a search, click a result, screenshot.
+func agentProtocolStep(ctx context.Context, r *runner) (string, error) {
+	if r.browser == nil {
+		return "", skip("needs Chromium (see above)")
+	}
+	c := r.browser.agent
+	nav, err := c.Navigate(ctx, agentproto.NavigateParams{URL: r.shopURL + "/"})
+	if err != nil {
+		return "", err
+	}
+	r.logf("browser.navigate %s → tab %d", nav.URL, nav.TabID)
+	s, err := c.Snapshot(ctx, agentproto.SnapshotParams{})
+	if err != nil {
+		return "", err
+	}
+	r.logf("browser.snapshot: %q, %d nodes, e.g.", s.Title, len(s.Nodes))
+	for _, n := range s.Nodes[:min(4, len(s.Nodes))] {
+		r.logf("  %-5s %-8s %q", n.Ref, n.Role, n.Name)
+	}
+	search := findNode(s, "textbox", "Search")
+	if search == nil {
+		return "", errors.New("the snapshot has no search box")
+	}
+	if _, err := c.Type(ctx, agentproto.TypeParams{Ref: search.Ref, Text: "keyboard", Submit: true}); err != nil {
+		return "", err
+	}
+	r.logf("browser.type %s \"keyboard\" with submit", search.Ref)
+
+	var link *agentproto.Node
+	for deadline := time.Now().Add(10 * time.Second); link == nil; {
+		if time.Now().After(deadline) {
+			return "", errors.New("the search results never showed the keyboard")
+		}
+		time.Sleep(100 * time.Millisecond)
+		if s, err = c.Snapshot(ctx, agentproto.SnapshotParams{}); err != nil {
+			return "", err
+		}
+		link = findNode(s, "link", "Wireless Keyboard 75%")
+	}
+	r.logf("results page %s shows %s %q", s.URL, link.Ref, link.Name)
+	res, err := c.Click(ctx, agentproto.ClickParams{Ref: link.Ref, Reason: "open the product"})
+	if err != nil {
+		return "", err
+	}
+	if !res.OK() {
+		return "", fmt.Errorf("click failed: %s", res.Result.Error)
+	}
+	shot, err := c.Screenshot(ctx, agentproto.ScreenshotParams{})
+	if err != nil {
+		return "", err
+	}
+	path := r.screenshotPath("agentbridge-demo-agentproto.jpg")
+	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
+		return "", err
+	}
+	r.logf("browser.click %s, then browser.screenshot → %s (%d KiB %s)", link.Ref, path, len(shot.Data)>>10, shot.MIMEType)
+	return "searched the shop, opened the keyboard, screenshot " + path, nil
+}
+
+func findNode(s *agentproto.Snapshot, role, name string) *agentproto.Node {
+	for i := range s.Nodes {
+		if s.Nodes[i].Role == role && s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// extensionBridgeStep drives the same browser through the hub.
+func extensionBridgeStep(ctx context.Context, r *runner) (string, error) {
+	if r.browser == nil {
+		return "", skip("needs Chromium (see above)")
+	}
+	hub := r.browser.hub
+	res, err := hub.Navigate(ctx, r.shopURL+"/products/mouse-w")
+	if err != nil {
+		return "", err
+	}
+	r.logf("navigate → %s %q", res.URL, res.Title)
+	for _, sel := range []string{"h1", "p.price"} {
+		read, err := hub.Read(ctx, sel)
+		if err != nil {
+			return "", err
+		}
+		r.logf("read %s → %q", sel, firstLine(read.Content))
+	}
+	tabs, err := hub.Tabs(ctx)
+	if err != nil {
+		return "", err
+	}
+	r.logf("tabs → %d open", len(tabs))
+	shot, err := hub.Screenshot(ctx)
+	if err != nil {
+		return "", err
+	}
+	ext := ".png"
+	if shot.MIMEType == "image/jpeg" {
+		ext = ".jpg"
+	}
+	path := r.screenshotPath("agentbridge-demo-extbridge" + ext)
+	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
+		return "", err
+	}
+	r.logf("screenshot → %s (%d KiB %s)", path, len(shot.Data)>>10, shot.MIMEType)
+	d, err := hub.RequestApproval(ctx, extbridge.ApprovalRequest{ToolName: "Bash", ToolArgs: `{"command":"gh api user"}`})
+	if err != nil {
+		return "", err
+	}
+	r.logf("approval_request Bash → the panel answered %s", d)
+	return fmt.Sprintf("navigate, read, tabs, screenshot %s; approval %s", path, d), nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
