@@ -123,6 +123,8 @@ type Outcome struct {
 	// Err is the first failure in time (its Operation names the operation,
 	// "" for the batch deadline); nil when every operation succeeded.
 	Err *Error
+
+	executed bool // some operation was handed to its handler's goroutine
 }
 
 // OK reports whether every operation succeeded.
@@ -255,6 +257,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 				started |= 1 << next
 				running++
 				lastStart = time.Now()
+				out.executed = true
 				go func(i int) { doneCh <- e.runOne(ctx, p, out.Results, i) }(next)
 				continue
 			}

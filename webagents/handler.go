@@ -297,7 +297,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !hasKey {
-		status, resp := h.runBatch(ctx, r, body.Bytes())
+		status, resp, _ := h.runBatch(ctx, r, body.Bytes())
 		h.write(w, status, resp)
 		bufferPool.Put(resp)
 		return
@@ -332,8 +332,9 @@ func (h *Handler) hookError(ctx context.Context, err error) *Error {
 }
 
 // runBatch decodes, plans and runs a batch and renders the response.
-func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (int, *bytes.Buffer) {
-	resp := bufferPool.Get().(*bytes.Buffer)
+// executed reports whether any operation was started.
+func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
+	resp = bufferPool.Get().(*bytes.Buffer)
 	resp.Reset()
 	pacing := effectivePacing(h.manifest.Workflow, nil)
 	b, err := DecodeBatch(body)
@@ -343,14 +344,14 @@ func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (i
 			out := h.executor.Run(ctx, p)
 			appendEnvelope(resp, p.Pacing, out, nil)
 			if out.Err != nil {
-				return out.Err.HTTPStatus(), resp
+				return out.Err.HTTPStatus(), resp, out.executed
 			}
-			return http.StatusOK, resp
+			return http.StatusOK, resp, out.executed
 		}
 	}
 	we := err.(*Error)
 	appendEnvelope(resp, pacing, nil, we)
-	return we.HTTPStatus(), resp
+	return we.HTTPStatus(), resp, false
 }
 
 // pagePath returns the path actions are scoped to: that of a same-origin
@@ -447,11 +448,20 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	completed := false
 	defer func() {
 		if !completed {
-			// A panic or an abandoned request: let a retry run.
+			// Nothing ran, a panic, or the store failed: let a retry run.
 			_ = h.store.Release(context.WithoutCancel(ctx), storeKey)
 		}
 	}()
-	status, resp := h.runBatch(ctx, r, body)
+	status, resp, executed := h.runBatch(ctx, r, body)
+	if !executed {
+		// Refused before any operation started (invalid, rate limited, the
+		// deadline or the client gone first): storing the refusal would
+		// replay it to every retry for the whole window although nothing
+		// was executed under the key.
+		h.write(w, status, resp)
+		bufferPool.Put(resp)
+		return
+	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
 	if err := h.store.Complete(context.WithoutCancel(ctx), storeKey, rec, h.window); err != nil {
 		if h.logger != nil {

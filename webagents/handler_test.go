@@ -597,3 +597,50 @@ func TestHandlerLimiterScope(t *testing.T) {
 	post(h, body, nil) // no session: paced by client address
 	assert.Equal(t, []string{"session:alice", "addr:192.0.2.1"}, scopes)
 }
+
+// TestHandlerIdempotencyStoresOnlyExecutedBatches: a request refused before
+// any operation ran (rate limited, invalid) leaves the key unused, so the
+// agent's retry with the same key runs instead of replaying the refusal for
+// the whole window.
+func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
+	m := manifestWith(t, "", `{"w":{"effect":"write"},"s":{"inputSchema":{"type":"object","required":["q"]}}}`)
+	var mu sync.Mutex
+	refuse, calls := true, 0
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Limiter: limiterFunc(func(context.Context, string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if refuse {
+				refuse = false
+				return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
+			}
+			return nil
+		}),
+		Actions: map[string]ActionHandler{
+			"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return calls, nil
+			}),
+			"s": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil }),
+		}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"w"}]}`
+	key := map[string]string{"Idempotency-Key": "k1"}
+	first := post(h, body, key)
+	require.Equal(t, 429, first.Code)
+	retry := post(h, body, key)
+	assert.Equal(t, 200, retry.Code, retry.Body.String())
+	assert.Empty(t, retry.Header().Get("Idempotent-Replayed"), "the refusal was not stored")
+	again := post(h, body, key)
+	assert.Equal(t, "true", again.Header().Get("Idempotent-Replayed"), "the executed batch is stored")
+	assert.Equal(t, 1, calls, "executed once")
+
+	// A batch refused by validation ran nothing either: the key stays free.
+	k2 := map[string]string{"Idempotency-Key": "k2"}
+	bad := post(h, `{"version":"0.1","operations":[{"id":"x","action":"s"}]}`, k2)
+	require.Equal(t, 400, bad.Code)
+	good := post(h, `{"version":"0.1","operations":[{"id":"x","action":"s","input":{"q":1}}]}`, k2)
+	assert.Equal(t, 200, good.Code, "not 422: the key was never used by an executed batch")
+}

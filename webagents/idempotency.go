@@ -19,9 +19,12 @@ type IdempotencyRecord struct {
 
 // IdempotencyStore keeps the responses of requests that carried an
 // Idempotency-Key header, so that a batch runs at most once per (session,
-// key) within a window. Keys are opaque hashes. Only the status and the
-// body are replayed: headers an action set on the first response (such as a
-// sign-in cookie) are not. Implementations must be safe for concurrent use.
+// key) within a window. Keys are opaque hashes. A Handler completes a
+// reservation only for a batch that started executing; a request refused
+// before any operation ran is released, so a retry with the key runs. Only
+// the status and the body are replayed: headers an action set on the first
+// response (such as a sign-in cookie) are not. Implementations must be safe
+// for concurrent use.
 type IdempotencyStore interface {
 	// Reserve atomically records an in-progress request under key unless a
 	// live record exists. It returns the existing record, or nil when it
