@@ -96,9 +96,10 @@ type Executor struct {
 	Handlers map[string]ActionHandler
 	// Deadline bounds a whole batch; 0 means DefaultDeadline (30 s).
 	Deadline time.Duration
-	// MaxResultBytes bounds the serialized results of one batch; 0 means
-	// DefaultMaxResultBytes (1 MiB). An operation whose result would exceed
-	// it fails with result_too_large.
+	// MaxResultBytes bounds the serialized results of one batch, counted as
+	// in the response's results member (each id, its result and the
+	// punctuation); 0 means DefaultMaxResultBytes (1 MB). An operation whose
+	// result would exceed it fails with result_too_large.
 	MaxResultBytes int
 	// Limiter, if set, paces starts across the batches of a session (the
 	// key from SessionKey(ctx); a Handler passes the client address for
@@ -185,10 +186,12 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		running--
 		finished |= 1 << c.index
 		if c.err == nil {
-			if totalBytes+len(c.result) > maxResults {
+			// What the result adds to the envelope's results member: "id":result,
+			size := len(p.Operations[c.index].ID) + len(`"":,`) + len(c.result)
+			if totalBytes+size > maxResults {
 				c.err = opErrorf(CodeResultTooLarge, p.Operations[c.index].ID, "The result is too large.")
 			} else {
-				totalBytes += len(c.result)
+				totalBytes += size
 				out.Results[c.index] = c.result
 			}
 		}

@@ -59,7 +59,9 @@ type HandlerOptions struct {
 	MaxBodyChars int
 	// Deadline bounds each batch; 0 means 30 s.
 	Deadline time.Duration
-	// MaxResultBytes bounds each batch's results; 0 means 1 MiB.
+	// MaxResultBytes bounds each batch's results; 0 means
+	// DefaultMaxResultBytes (1 MB). Larger values are an error: the
+	// response must fit the 1 MiB transport cap.
 	MaxResultBytes int
 	// Logger receives failures reported as "internal"; nil is silent.
 	Logger *slog.Logger
@@ -135,6 +137,10 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		return nil, fmt.Errorf("webagents: MaxBodyChars %d is below the protocol's %d", h.maxBodyChars, DefaultMaxBodyChars)
 	}
 	h.maxBodyBytes = min(maxUTF8Bytes(h.maxBodyChars), TransportLimitBytes)
+	if opts.MaxResultBytes > DefaultMaxResultBytes {
+		return nil, fmt.Errorf("webagents: MaxResultBytes %d is above %d, which a response within the %d-byte transport cap can carry",
+			opts.MaxResultBytes, DefaultMaxResultBytes, TransportLimitBytes)
+	}
 	if h.window <= 0 {
 		h.window = DefaultIdempotencyWindow
 	}
@@ -343,6 +349,14 @@ func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (s
 		if p, err = NewPlan(h.manifest, h.pagePath(r), b); err == nil {
 			out := h.executor.Run(ctx, p)
 			appendEnvelope(resp, p.Pacing, out, nil)
+			if resp.Len() > TransportLimitBytes {
+				// Results are bounded, but handlers' error messages are not:
+				// a response the client must refuse helps nobody.
+				resp.Reset()
+				we := errorf(CodeResultTooLarge, "The response is too large.")
+				appendEnvelope(resp, p.Pacing, nil, we)
+				return we.HTTPStatus(), resp, out.executed
+			}
 			if out.Err != nil {
 				return out.Err.HTTPStatus(), resp, out.executed
 			}

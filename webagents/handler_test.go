@@ -320,6 +320,7 @@ func TestNewHandlerErrors(t *testing.T) {
 			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
 		{"cross-origin endpoint", HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
 		{"body limit below protocol", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
+		{"result limit above the transport cap", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
