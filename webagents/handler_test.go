@@ -645,3 +645,22 @@ func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
 	good := post(h, `{"version":"0.1","operations":[{"id":"x","action":"s","input":{"q":1}}]}`, k2)
 	assert.Equal(t, 200, good.Code, "not 422: the key was never used by an executed batch")
 }
+
+// TestMemoryIdempotencyStoreZeroValue: like the standard library's types,
+// the zero value is ready to use (with the default capacity).
+func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
+	ctx := t.Context()
+	var s MemoryIdempotencyStore
+	fp := [32]byte{7}
+	rec, err := s.Reserve(ctx, "k", fp, time.Hour)
+	require.NoError(t, err)
+	assert.Nil(t, rec, "reserved")
+	require.NoError(t, s.Complete(ctx, "k", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}, time.Hour))
+	rec, err = s.Reserve(ctx, "k", fp, time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.True(t, rec.Completed)
+	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, "x", IdempotencyRecord{}, time.Hour) })
+	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, "x"))
+	assert.Zero(t, new(MemoryIdempotencyStore).Len())
+}

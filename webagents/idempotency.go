@@ -42,7 +42,8 @@ const DefaultIdempotencyEntries = 10_000
 // MemoryIdempotencyStore is an in-memory IdempotencyStore with a bounded
 // number of entries. When it is full, expired entries are dropped first,
 // then the oldest completed one; if every entry is still running, Reserve
-// refuses with 429 rate_limited. It starts no goroutines.
+// refuses with 429 rate_limited. It starts no goroutines. The zero value is
+// ready to use and holds up to DefaultIdempotencyEntries keys.
 type MemoryIdempotencyStore struct {
 	mu      sync.Mutex
 	max     int
@@ -58,10 +59,20 @@ type memoryEntry struct {
 // NewMemoryIdempotencyStore returns a store holding up to maxEntries keys;
 // 0 means DefaultIdempotencyEntries.
 func NewMemoryIdempotencyStore(maxEntries int) *MemoryIdempotencyStore {
-	if maxEntries <= 0 {
-		maxEntries = DefaultIdempotencyEntries
+	s := &MemoryIdempotencyStore{max: maxEntries}
+	s.init()
+	return s
+}
+
+// init applies the defaults of the zero value; called with s.mu held (or
+// before s is shared).
+func (s *MemoryIdempotencyStore) init() {
+	if s.max <= 0 {
+		s.max = DefaultIdempotencyEntries
 	}
-	return &MemoryIdempotencyStore{max: maxEntries, entries: map[string]*memoryEntry{}}
+	if s.entries == nil {
+		s.entries = map[string]*memoryEntry{}
+	}
 }
 
 // Reserve implements IdempotencyStore.
@@ -69,6 +80,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key string, fingerpr
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
 		rec := e.rec
 		return &rec, nil
@@ -110,6 +122,7 @@ func (s *MemoryIdempotencyStore) evict(now time.Time) bool {
 func (s *MemoryIdempotencyStore) Complete(_ context.Context, key string, rec IdempotencyRecord, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	rec.Completed = true
 	if e, ok := s.entries[key]; ok {
 		e.rec = rec
