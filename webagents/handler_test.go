@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -663,4 +664,27 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, "x", IdempotencyRecord{}, time.Hour) })
 	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, "x"))
 	assert.Zero(t, new(MemoryIdempotencyStore).Len())
+}
+
+// TestMemoryIdempotencyStoreReleaseFreesMemory: keys released (every
+// request refused before it ran) or reserved again after expiry must not
+// pile up in the store's bookkeeping while the store never fills.
+func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(100)
+		for i := range 10_000 {
+			key := fmt.Sprintf("k%d", i)
+			_, err := s.Reserve(ctx, key, [32]byte{}, time.Hour)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, key))
+		}
+		for range 1_000 {
+			_, err := s.Reserve(ctx, "same", [32]byte{}, time.Minute)
+			require.NoError(t, err)
+			time.Sleep(2 * time.Minute)
+		}
+		assert.Equal(t, 1, s.Len())
+		assert.LessOrEqual(t, len(s.order), 2*s.max, "bookkeeping is bounded by the capacity")
+	})
 }

@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -89,8 +90,30 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key string, fingerpr
 		return nil, errorf(CodeRateLimited, "Too many requests are in progress.")
 	}
 	s.entries[key] = &memoryEntry{rec: IdempotencyRecord{Fingerprint: fingerprint}, expires: now.Add(ttl)}
-	s.order = append(s.order, key)
+	s.appendOrder(key)
 	return nil, nil
+}
+
+// appendOrder records key as the newest entry. Released and re-reserved
+// keys leave stale positions behind; they are dropped once they outnumber
+// the capacity, so the bookkeeping stays bounded even when the store never
+// fills.
+func (s *MemoryIdempotencyStore) appendOrder(key string) {
+	s.order = append(s.order, key)
+	if len(s.order) <= 2*s.max {
+		return
+	}
+	seen := make(map[string]bool, len(s.entries))
+	kept := make([]string, 0, len(s.entries))
+	for i := len(s.order) - 1; i >= 0; i-- { // a key's last position is its live one
+		k := s.order[i]
+		if _, live := s.entries[k]; live && !seen[k] {
+			seen[k] = true
+			kept = append(kept, k)
+		}
+	}
+	slices.Reverse(kept)
+	s.order = kept
 }
 
 // evict makes room for one entry; it reports whether it could.
@@ -130,7 +153,7 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, key string, rec Ide
 		return nil
 	}
 	s.entries[key] = &memoryEntry{rec: rec, expires: time.Now().Add(ttl)}
-	s.order = append(s.order, key)
+	s.appendOrder(key)
 	return nil
 }
 
