@@ -93,6 +93,9 @@ func parse(fs *flag.FlagSet, args []string, want int, stderr io.Writer) ([]strin
 	return positional, true
 }
 
+// errFileTooLarge is returned by readFile for a file over its limit.
+var errFileTooLarge = errors.New("file too large")
+
 // readFile reads at most limit bytes of a file.
 func readFile(name string, limit int64) ([]byte, error) {
 	f, err := os.Open(name)
@@ -105,7 +108,7 @@ func readFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
+		return nil, fmt.Errorf("%s is larger than %d bytes: %w", name, limit, errFileTooLarge)
 	}
 	return data, nil
 }
@@ -126,6 +129,12 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	data, err := readFile(pos[0], 4*webagents.MaxDocumentChars)
+	if errors.Is(err, errFileTooLarge) {
+		// Over the document limit whatever its characters: an invalid
+		// manifest, not a usage error.
+		fmt.Fprintf(stdout, "%s: invalid: %v\n", pos[0], webagents.ErrDocumentTooLarge)
+		return ExitInvalid
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "webagents validate: %v\n", err)
 		return ExitUsage

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,6 +75,10 @@ func TestValidate(t *testing.T) {
 		{"two blocks", "```webagents\n" + validManifest + "\n```\n```webagents\n" + validManifest + "\n```\n", []string{"--origin", "https://shop.example"}, ExitInvalid,
 			[]string{"exactly one"}},
 		{"no block", "# Shop\n", []string{"--origin", "https://shop.example"}, ExitInvalid, []string{"neither raw JSON"}},
+		{"too large by code points", validManifest + strings.Repeat("é", webagents.MaxDocumentChars), []string{"--origin", "https://shop.example"},
+			ExitInvalid, []string{"too large"}},
+		{"too large by bytes: invalid, not a usage error", validManifest + strings.Repeat(" ", 5*webagents.MaxDocumentChars), []string{"--origin", "https://shop.example"},
+			ExitInvalid, []string{"too large"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
