@@ -3,6 +3,8 @@ package shop
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,6 +106,34 @@ func TestSignInThrottled(t *testing.T) {
 	}
 	_, err = s.SignIn("a@example.com", "password1")
 	assert.ErrorIs(t, err, ErrTooManyAttempts, "even the right password, while throttled")
+}
+
+// TestSignInThrottleHoldsUnderConcurrency: parallel guesses cannot all pass
+// the failure check while their password hashes are still running.
+func TestSignInThrottleHoldsUnderConcurrency(t *testing.T) {
+	s := newStore(100_000, 10) // slow enough that the guesses overlap
+	_, err := s.SignUp("a@example.com", "password1")
+	require.NoError(t, err)
+	const guesses = 24
+	results := make(chan error, guesses)
+	var wg sync.WaitGroup
+	for i := range guesses {
+		wg.Go(func() {
+			_, err := s.SignIn("a@example.com", fmt.Sprintf("guess-%d", i))
+			results <- err
+		})
+	}
+	wg.Wait()
+	close(results)
+	checked := 0
+	for err := range results {
+		if errors.Is(err, ErrBadCredentials) {
+			checked++
+		} else {
+			assert.ErrorIs(t, err, ErrTooManyAttempts)
+		}
+	}
+	assert.LessOrEqual(t, checked, maxSignInFailures, "passwords checked within one window")
 }
 
 func TestUserLimit(t *testing.T) {
