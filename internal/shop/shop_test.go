@@ -393,6 +393,21 @@ func TestSessionTableBounded(t *testing.T) {
 	assert.NotEqual(t, before, first.cookie(), "the oldest session was evicted and replaced")
 }
 
+// TestAnonymousVisitsDoNotEvictSignedInSessions: a flood of anonymous page
+// views (each gets a session for its CSRF token) must not sign people out.
+func TestAnonymousVisitsDoNotEvictSignedInSessions(t *testing.T) {
+	srv, _ := startShop(t, Options{MaxSessions: 2})
+	user := newBrowser(t, srv)
+	token := user.csrf("/signup")
+	status, _ := user.post("/signup", url.Values{"csrf": {token}, "email": {"u@example.com"}, "password": {"password123"}}, "")
+	require.Equal(t, http.StatusSeeOther, status)
+	for range 5 {
+		newBrowser(t, srv).get("/")
+	}
+	status, _ = user.get("/cart")
+	assert.Equal(t, http.StatusOK, status, "still signed in")
+}
+
 func TestNewRefusesBadOrigin(t *testing.T) {
 	_, err := New(Options{Origin: "ftp://x"})
 	assert.Error(t, err)
