@@ -290,6 +290,10 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		{"html", serve("text/html", "<p>hi</p>")},
 		{"not an envelope", serve("application/json", `{"ok":true}`)},
 		{"duplicate keys", serve("application/json", `{"ok":false,"ok":true,"protocol":"webagents/0.1"}`)},
+		{"case-variant envelope keys", serve("application/json", `{"ok":false,"OK":true,"protocol":"webagents/0.1"}`)},
+		{"duplicate result ids", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":1,"a":2}}`)},
+		{"ambiguous operation error", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","errors":{"a":{"code":"x","Code":"y"}}}`)},
+		{"trailing data", serve("application/json", `{"ok":true,"protocol":"webagents/0.1"}{}`)},
 		{"too large", serve("application/json", `{"protocol":"webagents/0.1","x":"`+strings.Repeat("x", TransportLimitBytes)+`"}`)},
 	}
 	for _, tt := range tests {
@@ -377,4 +381,26 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 			assert.Len(t, res.Response.Results, tt.results)
 		})
 	}
+}
+
+// TestClientReadsResultsAsRelayedData: results are the site's data, relayed
+// as is. Operation ids are case-sensitive ("a" and "A" are two operations)
+// and results may hold keys differing only in case; only the envelope's own
+// members must be unambiguous.
+func TestClientReadsResultsAsRelayedData(t *testing.T) {
+	m := manifestWith(t, "", `{"r":{}}`)
+	srv := httptest.NewUnstartedServer(nil)
+	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
+		})}})
+	require.NoError(t, err)
+	srv.Config.Handler = h
+	srv.Start()
+	defer srv.Close()
+	var c Client
+	res, err := c.Run(t.Context(), srv.URL+"/", []Operation{{ID: "a", Action: "r"}, {ID: "A", Action: "r"}}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"a","ID":2}`, string(res.Response.Results["a"]))
+	assert.JSONEq(t, `{"id":"A","ID":2}`, string(res.Response.Results["A"]))
 }
