@@ -288,7 +288,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	if h.context != nil {
 		c, err := h.context(w, r)
 		if err != nil {
-			h.writeError(w, h.hookError(ctx, err))
+			h.writeError(w, h.pluggedError(ctx, "webagents: context hook failed", err))
 			return
 		}
 		if c != nil {
@@ -324,7 +324,9 @@ func clientScope(ctx context.Context, r *http.Request) string {
 	return "addr:" + host
 }
 
-func (h *Handler) hookError(ctx context.Context, err error) *Error {
+// pluggedError maps an error of a user-supplied hook or store: an *Error is
+// sent as is; anything else is logged under msg and sent as internal.
+func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Error {
 	var we *Error
 	if errors.As(err, &we) {
 		c := *we
@@ -332,7 +334,7 @@ func (h *Handler) hookError(ctx context.Context, err error) *Error {
 		return &c
 	}
 	if h.logger != nil {
-		h.logger.ErrorContext(ctx, "webagents: context hook failed", slog.String("error", err.Error()))
+		h.logger.ErrorContext(ctx, msg, slog.String("error", err.Error()))
 	}
 	return internalError()
 }
@@ -446,7 +448,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	existing, err := h.store.Reserve(ctx, storeKey, fingerprint, h.window)
 	switch {
 	case err != nil:
-		h.writeError(w, h.hookError(ctx, err))
+		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed", err))
 		return
 	case existing != nil && existing.Fingerprint != fingerprint:
 		h.writeError(w, errorf(CodeIdempotencyKeyReused, "This Idempotency-Key was used with a different request."))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -687,4 +688,28 @@ func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 		assert.Equal(t, 1, s.Len())
 		assert.LessOrEqual(t, len(s.order), 2*s.max, "bookkeeping is bounded by the capacity")
 	})
+}
+
+type failingStore struct{ *MemoryIdempotencyStore }
+
+func (*failingStore) Reserve(context.Context, string, [32]byte, time.Duration) (*IdempotencyRecord, error) {
+	return nil, errors.New("store down: redis://user:secret@10.0.0.9")
+}
+
+// TestHandlerIdempotencyStoreFailure: a failing store is reported as
+// internal to the agent and logged as a store failure (not as the context
+// hook's) for the operator.
+func TestHandlerIdempotencyStoreFailure(t *testing.T) {
+	var logs strings.Builder
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, map[string]string{"Idempotency-Key": "k"})
+	assert.Equal(t, 500, rec.Code)
+	assert.Equal(t, CodeInternal, decodeEnvelope(t, rec).Code)
+	assert.NotContains(t, rec.Body.String(), "secret")
+	assert.Contains(t, logs.String(), "idempotency store")
+	assert.NotContains(t, logs.String(), "context hook")
 }
