@@ -21,8 +21,8 @@ type ActionRequest struct {
 	Action *Action
 	// Input is the operation's input with references resolved. It has been
 	// validated against the action's inputSchema, if any; handlers still
-	// validate what they use. Decode it with strictjson semantics via
-	// DecodeInput to refuse duplicate and case-variant keys.
+	// validate what they use. Decode it with Decode, which refuses
+	// duplicate and case-variant keys.
 	Input json.RawMessage
 }
 
