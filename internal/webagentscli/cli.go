@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 	"github.com/agentbridge/agentbridge/webagents"
@@ -46,6 +47,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, opts *Op
 	if opts == nil {
 		opts = &Options{}
 	}
+	// Much of what is printed comes from the sites checked (error messages,
+	// headers, manifests): keep terminal control sequences out of it.
+	stdout, stderr = inertWriter{stdout}, inertWriter{stderr}
 	client := &webagents.Client{HTTPClient: opts.HTTPClient}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -297,4 +301,38 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 		return ExitInvalid
 	}
 	return ExitOK
+}
+
+// inertWriter replaces C0 control characters other than tab and newline,
+// DEL, C1 control characters and invalid UTF-8 with U+FFFD, so that text from a site
+// cannot drive the terminal (escape sequences, hyperlinks, clearing the
+// screen). Each Write is expected to hold whole UTF-8 sequences, as fmt and
+// json.Encoder produce.
+type inertWriter struct{ w io.Writer }
+
+func (iw inertWriter) Write(p []byte) (int, error) {
+	clean := true
+	for _, r := range string(p) {
+		if isControl(r) || r == utf8.RuneError { // invalid bytes too: 0x9b is CSI to 8-bit terminals
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return iw.w.Write(p)
+	}
+	out := strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, string(p))
+	if _, err := io.WriteString(iw.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
