@@ -444,6 +444,8 @@ var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")
 // ("a" and "A" are two operations) and a result may hold any JSON.
 func decodeResponse(raw []byte) (*Response, error) {
 	env := &Response{}
+	members := map[string]any{"ok": &env.OK, "protocol": &env.Protocol, "pacing": &env.Pacing,
+		"error": &env.Error, "code": &env.Code, "operation": &env.Operation, "skipped": &env.Skipped}
 	seen := map[string]bool{}
 	err := objectMembers(raw, func(key string, value json.RawMessage) error {
 		folded := strings.ToLower(key)
@@ -451,21 +453,10 @@ func decodeResponse(raw []byte) (*Response, error) {
 			return errAmbiguousEnvelope
 		}
 		seen[folded] = true
+		if dst, ok := members[key]; ok {
+			return strictjson.Unmarshal(value, dst)
+		}
 		switch key {
-		case "ok":
-			return strictjson.Unmarshal(value, &env.OK)
-		case "protocol":
-			return strictjson.Unmarshal(value, &env.Protocol)
-		case "pacing":
-			return strictjson.Unmarshal(value, &env.Pacing)
-		case "error":
-			return strictjson.Unmarshal(value, &env.Error)
-		case "code":
-			return strictjson.Unmarshal(value, &env.Code)
-		case "operation":
-			return strictjson.Unmarshal(value, &env.Operation)
-		case "skipped":
-			return strictjson.Unmarshal(value, &env.Skipped)
 		case "results":
 			env.Results = map[string]json.RawMessage{}
 			return objectMembers(value, func(id string, result json.RawMessage) error {
