@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
@@ -57,8 +59,8 @@ type wireOperation struct {
 }
 
 type wirePacing struct {
-	MinIntervalMs  *json.Number `json:"minIntervalMs"`
-	MaxConcurrency *json.Number `json:"maxConcurrency"`
+	MinIntervalMs  json.RawMessage `json:"minIntervalMs"`
+	MaxConcurrency json.RawMessage `json:"maxConcurrency"`
 }
 
 // DecodeBatch decodes and checks a batch request body: strict JSON (no
@@ -129,24 +131,48 @@ func safeField(f string) string {
 	return fmt.Sprintf("%q", f)
 }
 
+// pacing reads the client's echo of the manifest's pacing. The server
+// ignores anything looser than its own configuration, so out-of-range
+// values are not errors: a negative interval or a concurrency outside
+// 1..32 is ignored, an interval above 2,000 ms is capped, null is absent.
+// Only values that are not integers are refused.
 func (p *wirePacing) pacing() (*Pacing, error) {
 	out := &Pacing{}
-	bad := errorf(CodeInvalidRequest, "The batch pacing must hold non-negative integers.")
-	if p.MinIntervalMs != nil {
-		n, err := p.MinIntervalMs.Int64()
-		if err != nil || n < 0 || n > MaxMinIntervalMs {
+	bad := errorf(CodeInvalidRequest, "The batch pacing must hold integers.")
+	if p.MinIntervalMs != nil && string(p.MinIntervalMs) != "null" {
+		n, ok := jsonInteger(p.MinIntervalMs)
+		if !ok {
 			return nil, bad
 		}
-		out.MinIntervalMs = int(n)
+		out.MinIntervalMs = int(min(max(n, 0), MaxMinIntervalMs))
 	}
-	if p.MaxConcurrency != nil {
-		n, err := p.MaxConcurrency.Int64()
-		if err != nil || n < 1 || n > MaxOperationsLimit {
+	if p.MaxConcurrency != nil && string(p.MaxConcurrency) != "null" {
+		n, ok := jsonInteger(p.MaxConcurrency)
+		if !ok {
 			return nil, bad
 		}
-		out.MaxConcurrency = int(n)
+		if n >= 1 && n <= MaxOperationsLimit {
+			out.MaxConcurrency = int(n)
+		}
 	}
 	return out, nil
+}
+
+// jsonInteger parses a JSON number literal with an integral value (4, 4.0,
+// 1e3); strings, null and fractions are refused. Magnitudes beyond ±1e15
+// are clamped, which no pacing value reaches.
+func jsonInteger(raw json.RawMessage) (float64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	if f != math.Trunc(f) || math.IsNaN(f) {
+		return 0, false
+	}
+	return min(max(f, -1e15), 1e15), true
 }
 
 func (w *wireOperation) decode(op *Operation, earlier []Operation) error {

@@ -70,7 +70,10 @@ func TestDecodeBatch(t *testing.T) {
 		{"dependsOn not strings", ops(`{"id":"a","action":"a","dependsOn":[1]}`), CodeInvalidRequest, ""},
 		{"unknown fields ignored", `{"version":"0.1","x":1,"operations":[{"id":"a","action":"a","extra":true}]}`, "", ""},
 		{"pacing echoed", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":120,"maxConcurrency":2}}`, "", ""},
-		{"pacing negative", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":-1}}`, CodeInvalidRequest, ""},
+		{"pacing looser than any server is ignored", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":-1,"maxConcurrency":64}}`, "", ""},
+		{"pacing stricter than the protocol allows", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":5000}}`, "", ""},
+		{"pacing nulls are absent", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":null,"maxConcurrency":null}}`, "", ""},
+		{"pacing not a number", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"minIntervalMs":"120"}}`, CodeInvalidRequest, ""},
 		{"pacing fraction", `{"version":"0.1","operations":[{"id":"a","action":"a"}],"pacing":{"maxConcurrency":1.5}}`, CodeInvalidRequest, ""},
 		{"input too large", ops(`{"id":"a","action":"a","input":{"s":"` + strings.Repeat("é", MaxInputChars) + `"}}`), CodePayloadTooLarge, "a"},
 	}

@@ -421,16 +421,99 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
 		return nil, fmt.Errorf("webagents: response is %q, not application/json (status %d)", truncate(mt, 60), resp.StatusCode)
 	}
-	var env Response
-	if err := strictjson.Unmarshal(raw, &env); err != nil || env.Protocol != Protocol {
+	env, err := decodeResponse(raw)
+	if err != nil || env.Protocol != Protocol {
 		return nil, fmt.Errorf("webagents: response is not a %s envelope (status %d)", Protocol, resp.StatusCode)
 	}
 	res := &RunResult{
-		Discovery: d, StatusCode: resp.StatusCode, Response: &env,
+		Discovery: d, StatusCode: resp.StatusCode, Response: env,
 		Replayed: strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true"),
 	}
 	if !env.OK {
 		return res, &Error{Status: resp.StatusCode, Code: env.Code, Message: env.Error, Operation: env.Operation}
 	}
 	return res, nil
+}
+
+var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")
+
+// decodeResponse decodes a response envelope. Its own members must be
+// unambiguous: no duplicate keys, no case variants of the envelope's keys,
+// no duplicate operation ids, strict operation errors. Results are the
+// site's data and are relayed as sent: operation ids are case-sensitive
+// ("a" and "A" are two operations) and a result may hold any JSON.
+func decodeResponse(raw []byte) (*Response, error) {
+	env := &Response{}
+	members := map[string]any{"ok": &env.OK, "protocol": &env.Protocol, "pacing": &env.Pacing,
+		"error": &env.Error, "code": &env.Code, "operation": &env.Operation, "skipped": &env.Skipped}
+	seen := map[string]bool{}
+	err := objectMembers(raw, func(key string, value json.RawMessage) error {
+		folded := strings.ToLower(key)
+		if seen[folded] {
+			return errAmbiguousEnvelope
+		}
+		seen[folded] = true
+		if dst, ok := members[key]; ok {
+			return strictjson.Unmarshal(value, dst)
+		}
+		switch key {
+		case "results":
+			env.Results = map[string]json.RawMessage{}
+			return objectMembers(value, func(id string, result json.RawMessage) error {
+				env.Results[id] = result
+				return nil
+			})
+		case "errors":
+			env.Errors = map[string]OperationError{}
+			return objectMembers(value, func(id string, e json.RawMessage) error {
+				var oe OperationError
+				if err := strictjson.Unmarshal(e, &oe); err != nil {
+					return err
+				}
+				env.Errors[id] = oe
+				return nil
+			})
+		}
+		return nil // unknown members are ignored
+	})
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// objectMembers calls fn with each member of the JSON object data, in
+// order, refusing duplicate keys, a value that is not an object, and
+// trailing data. Unlike strictjson it looks at this object's keys only.
+func objectMembers(data []byte, fn func(key string, value json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errAmbiguousEnvelope
+	}
+	keys := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if keys[key] {
+			return errAmbiguousEnvelope
+		}
+		keys[key] = true
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return err
+		}
+		if err := fn(key, value); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errAmbiguousEnvelope
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -289,6 +290,10 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		{"html", serve("text/html", "<p>hi</p>")},
 		{"not an envelope", serve("application/json", `{"ok":true}`)},
 		{"duplicate keys", serve("application/json", `{"ok":false,"ok":true,"protocol":"webagents/0.1"}`)},
+		{"case-variant envelope keys", serve("application/json", `{"ok":false,"OK":true,"protocol":"webagents/0.1"}`)},
+		{"duplicate result ids", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":1,"a":2}}`)},
+		{"ambiguous operation error", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","errors":{"a":{"code":"x","Code":"y"}}}`)},
+		{"trailing data", serve("application/json", `{"ok":true,"protocol":"webagents/0.1"}{}`)},
 		{"too large", serve("application/json", `{"protocol":"webagents/0.1","x":"`+strings.Repeat("x", TransportLimitBytes)+`"}`)},
 	}
 	for _, tt := range tests {
@@ -311,4 +316,91 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			assert.False(t, errors.As(err, &we))
 		})
 	}
+}
+
+// TestResponsesFitTheTransportCap: whatever the handlers return, the
+// response fits the 1 MiB transport cap, so the Go client can read it.
+func TestResponsesFitTheTransportCap(t *testing.T) {
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("o%02d", i)
+		}
+		return out
+	}
+	str := func(size int) json.RawMessage { // a JSON string of exactly size bytes
+		return json.RawMessage(`"` + strings.Repeat("x", size-2) + `"`)
+	}
+	entry := func(id string) int { return len(`"":,`) + len(id) } // what a result adds besides itself
+	tests := []struct {
+		name    string
+		ops     []string
+		result  func(id string) (any, error)
+		code    string // "" means ok
+		results int
+	}{
+		{"one result filling the budget", ids(1), func(id string) (any, error) {
+			return str(DefaultMaxResultBytes - entry(id)), nil
+		}, "", 1},
+		{"one byte over the budget", ids(1), func(id string) (any, error) {
+			return str(DefaultMaxResultBytes - entry(id) + 1), nil
+		}, CodeResultTooLarge, 0},
+		{"32 results filling the budget", ids(32), func(id string) (any, error) {
+			return str(DefaultMaxResultBytes/32 - entry(id)), nil
+		}, "", 32},
+		{"a huge declared error message", ids(1), func(string) (any, error) {
+			return nil, &Error{Status: 409, Code: "conflict", Message: strings.Repeat("m", 2*TransportLimitBytes)}
+		}, CodeResultTooLarge, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := manifestWith(t, `"pacing":{"maxConcurrency":4}`, `{"r":{}}`)
+			srv := httptest.NewUnstartedServer(nil)
+			h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+				Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+					return tt.result(req.Operation)
+				})}})
+			require.NoError(t, err)
+			srv.Config.Handler = h
+			srv.Start()
+			defer srv.Close()
+			var ops []Operation
+			for _, id := range tt.ops {
+				ops = append(ops, Operation{ID: id, Action: "r"})
+			}
+			var c Client
+			res, err := c.Run(t.Context(), srv.URL+"/", ops, nil)
+			if tt.code == "" {
+				require.NoError(t, err)
+			} else {
+				var we *Error
+				require.ErrorAs(t, err, &we, "the client read the response")
+				assert.Equal(t, tt.code, we.Code)
+			}
+			require.NotNil(t, res)
+			assert.Len(t, res.Response.Results, tt.results)
+		})
+	}
+}
+
+// TestClientReadsResultsAsRelayedData: results are the site's data, relayed
+// as is. Operation ids are case-sensitive ("a" and "A" are two operations)
+// and results may hold keys differing only in case; only the envelope's own
+// members must be unambiguous.
+func TestClientReadsResultsAsRelayedData(t *testing.T) {
+	m := manifestWith(t, "", `{"r":{}}`)
+	srv := httptest.NewUnstartedServer(nil)
+	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
+		})}})
+	require.NoError(t, err)
+	srv.Config.Handler = h
+	srv.Start()
+	defer srv.Close()
+	var c Client
+	res, err := c.Run(t.Context(), srv.URL+"/", []Operation{{ID: "a", Action: "r"}, {ID: "A", Action: "r"}}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"a","ID":2}`, string(res.Response.Results["a"]))
+	assert.JSONEq(t, `{"id":"A","ID":2}`, string(res.Response.Results["A"]))
 }

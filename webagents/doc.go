@@ -56,7 +56,8 @@
 // serialized, 1..16 path prefixes of ≤ 256 chars. A batch has at most
 // maxOperations (≤ 32) operations; each input ≤ 128,000 chars; the body
 // ≤ 128,000 chars by default (configurable, never below), and 1 MiB on the
-// wire either way. A batch's results are at most 1 MiB by default and it
+// wire either way. A batch's results are at most 1 MB (1,000,000 bytes) by
+// default, so that a response never exceeds the 1 MiB transport cap, and it
 // has a 30 s deadline. Idempotency keys are remembered 24 h (10,000 keys in
 // memory by default).
 //

@@ -42,7 +42,7 @@ const (
 // Any other error a handler returns is reported as 500 "internal" with a
 // generic message, so that internals never leak.
 type Error struct {
-	Status    int    // HTTP status; 0 means 500 (or 400 for the request-level codes)
+	Status    int    // HTTP status; 0 means the status Code implies (see HTTPStatus), else 500
 	Code      string // machine-readable code, e.g. "unauthorized"
 	Message   string // human-readable message shown to the agent
 	Operation string // id of the operation it belongs to, "" for request-level errors

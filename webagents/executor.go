@@ -21,8 +21,8 @@ type ActionRequest struct {
 	Action *Action
 	// Input is the operation's input with references resolved. It has been
 	// validated against the action's inputSchema, if any; handlers still
-	// validate what they use. Decode it with strictjson semantics via
-	// DecodeInput to refuse duplicate and case-variant keys.
+	// validate what they use. Decode it with Decode, which refuses
+	// duplicate and case-variant keys.
 	Input json.RawMessage
 }
 
@@ -96,9 +96,10 @@ type Executor struct {
 	Handlers map[string]ActionHandler
 	// Deadline bounds a whole batch; 0 means DefaultDeadline (30 s).
 	Deadline time.Duration
-	// MaxResultBytes bounds the serialized results of one batch; 0 means
-	// DefaultMaxResultBytes (1 MiB). An operation whose result would exceed
-	// it fails with result_too_large.
+	// MaxResultBytes bounds the serialized results of one batch, counted as
+	// in the response's results member (each id, its result and the
+	// punctuation); 0 means DefaultMaxResultBytes (1 MB). An operation whose
+	// result would exceed it fails with result_too_large.
 	MaxResultBytes int
 	// Limiter, if set, paces starts across the batches of a session (the
 	// key from SessionKey(ctx); a Handler passes the client address for
@@ -123,6 +124,8 @@ type Outcome struct {
 	// Err is the first failure in time (its Operation names the operation,
 	// "" for the batch deadline); nil when every operation succeeded.
 	Err *Error
+
+	executed bool // some operation was handed to its handler's goroutine
 }
 
 // OK reports whether every operation succeeded.
@@ -183,10 +186,12 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		running--
 		finished |= 1 << c.index
 		if c.err == nil {
-			if totalBytes+len(c.result) > maxResults {
+			// What the result adds to the envelope's results member: "id":result,
+			size := len(p.Operations[c.index].ID) + len(`"":,`) + len(c.result)
+			if totalBytes+size > maxResults {
 				c.err = opErrorf(CodeResultTooLarge, p.Operations[c.index].ID, "The result is too large.")
 			} else {
-				totalBytes += len(c.result)
+				totalBytes += size
 				out.Results[c.index] = c.result
 			}
 		}
@@ -255,6 +260,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 				started |= 1 << next
 				running++
 				lastStart = time.Now()
+				out.executed = true
 				go func(i int) { doneCh <- e.runOne(ctx, p, out.Results, i) }(next)
 				continue
 			}

@@ -111,3 +111,28 @@ func FuzzReference(f *testing.F) {
 		_, _, _ = resolveInput(input, func(string) any { return v })
 	})
 }
+
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add([]byte(`{"ok":true,"protocol":"webagents/0.1","pacing":{"minIntervalMs":120,"maxConcurrency":2},"results":{"a":{"x":1},"A":[1]}}`))
+	f.Add([]byte(`{"ok":false,"protocol":"webagents/0.1","pacing":{"minIntervalMs":0,"maxConcurrency":1},"error":"Sign in first.","code":"unauthorized","operation":"add","results":{},"errors":{"add":{"code":"unauthorized","message":"Sign in first.","status":401}},"skipped":["v"]}`))
+	f.Add([]byte(`{"ok":false,"OK":true}`))
+	f.Add([]byte(`{"results":{"a":1,"a":2}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		env, err := decodeResponse(raw)
+		if err != nil {
+			return
+		}
+		// What was accepted re-encodes to an envelope that decodes the same.
+		again, err := json.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env2, err := decodeResponse(again)
+		if err != nil {
+			t.Fatalf("re-encoded envelope refused: %v", err)
+		}
+		if env2.OK != env.OK || env2.Code != env.Code || len(env2.Results) != len(env.Results) || len(env2.Errors) != len(env.Errors) {
+			t.Fatal("round trip changed the envelope")
+		}
+	})
+}

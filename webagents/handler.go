@@ -59,7 +59,9 @@ type HandlerOptions struct {
 	MaxBodyChars int
 	// Deadline bounds each batch; 0 means 30 s.
 	Deadline time.Duration
-	// MaxResultBytes bounds each batch's results; 0 means 1 MiB.
+	// MaxResultBytes bounds each batch's results; 0 means
+	// DefaultMaxResultBytes (1 MB). Larger values are an error: the
+	// response must fit the 1 MiB transport cap.
 	MaxResultBytes int
 	// Logger receives failures reported as "internal"; nil is silent.
 	Logger *slog.Logger
@@ -135,6 +137,10 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		return nil, fmt.Errorf("webagents: MaxBodyChars %d is below the protocol's %d", h.maxBodyChars, DefaultMaxBodyChars)
 	}
 	h.maxBodyBytes = min(maxUTF8Bytes(h.maxBodyChars), TransportLimitBytes)
+	if opts.MaxResultBytes > DefaultMaxResultBytes {
+		return nil, fmt.Errorf("webagents: MaxResultBytes %d is above %d, which a response within the %d-byte transport cap can carry",
+			opts.MaxResultBytes, DefaultMaxResultBytes, TransportLimitBytes)
+	}
 	if h.window <= 0 {
 		h.window = DefaultIdempotencyWindow
 	}
@@ -282,7 +288,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	if h.context != nil {
 		c, err := h.context(w, r)
 		if err != nil {
-			h.writeError(w, h.hookError(ctx, err))
+			h.writeError(w, h.pluggedError(ctx, "webagents: context hook failed", err))
 			return
 		}
 		if c != nil {
@@ -297,7 +303,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !hasKey {
-		status, resp := h.runBatch(ctx, r, body.Bytes())
+		status, resp, _ := h.runBatch(ctx, r, body.Bytes())
 		h.write(w, status, resp)
 		bufferPool.Put(resp)
 		return
@@ -318,7 +324,9 @@ func clientScope(ctx context.Context, r *http.Request) string {
 	return "addr:" + host
 }
 
-func (h *Handler) hookError(ctx context.Context, err error) *Error {
+// pluggedError maps an error of a user-supplied hook or store: an *Error is
+// sent as is; anything else is logged under msg and sent as internal.
+func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Error {
 	var we *Error
 	if errors.As(err, &we) {
 		c := *we
@@ -326,14 +334,15 @@ func (h *Handler) hookError(ctx context.Context, err error) *Error {
 		return &c
 	}
 	if h.logger != nil {
-		h.logger.ErrorContext(ctx, "webagents: context hook failed", slog.String("error", err.Error()))
+		h.logger.ErrorContext(ctx, msg, slog.String("error", err.Error()))
 	}
 	return internalError()
 }
 
 // runBatch decodes, plans and runs a batch and renders the response.
-func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (int, *bytes.Buffer) {
-	resp := bufferPool.Get().(*bytes.Buffer)
+// executed reports whether any operation was started.
+func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
+	resp = bufferPool.Get().(*bytes.Buffer)
 	resp.Reset()
 	pacing := effectivePacing(h.manifest.Workflow, nil)
 	b, err := DecodeBatch(body)
@@ -342,15 +351,23 @@ func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (i
 		if p, err = NewPlan(h.manifest, h.pagePath(r), b); err == nil {
 			out := h.executor.Run(ctx, p)
 			appendEnvelope(resp, p.Pacing, out, nil)
-			if out.Err != nil {
-				return out.Err.HTTPStatus(), resp
+			if resp.Len() > TransportLimitBytes {
+				// Results are bounded, but handlers' error messages are not:
+				// a response the client must refuse helps nobody.
+				resp.Reset()
+				we := errorf(CodeResultTooLarge, "The response is too large.")
+				appendEnvelope(resp, p.Pacing, nil, we)
+				return we.HTTPStatus(), resp, out.executed
 			}
-			return http.StatusOK, resp
+			if out.Err != nil {
+				return out.Err.HTTPStatus(), resp, out.executed
+			}
+			return http.StatusOK, resp, out.executed
 		}
 	}
 	we := err.(*Error)
 	appendEnvelope(resp, pacing, nil, we)
-	return we.HTTPStatus(), resp
+	return we.HTTPStatus(), resp, false
 }
 
 // pagePath returns the path actions are scoped to: that of a same-origin
@@ -431,7 +448,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	existing, err := h.store.Reserve(ctx, storeKey, fingerprint, h.window)
 	switch {
 	case err != nil:
-		h.writeError(w, h.hookError(ctx, err))
+		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed", err))
 		return
 	case existing != nil && existing.Fingerprint != fingerprint:
 		h.writeError(w, errorf(CodeIdempotencyKeyReused, "This Idempotency-Key was used with a different request."))
@@ -447,11 +464,20 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	completed := false
 	defer func() {
 		if !completed {
-			// A panic or an abandoned request: let a retry run.
+			// Nothing ran, a panic, or the store failed: let a retry run.
 			_ = h.store.Release(context.WithoutCancel(ctx), storeKey)
 		}
 	}()
-	status, resp := h.runBatch(ctx, r, body)
+	status, resp, executed := h.runBatch(ctx, r, body)
+	if !executed {
+		// Refused before any operation started (invalid, rate limited, the
+		// deadline or the client gone first): storing the refusal would
+		// replay it to every retry for the whole window although nothing
+		// was executed under the key.
+		h.write(w, status, resp)
+		bufferPool.Put(resp)
+		return
+	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
 	if err := h.store.Complete(context.WithoutCancel(ctx), storeKey, rec, h.window); err != nil {
 		if h.logger != nil {

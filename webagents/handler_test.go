@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -320,6 +322,7 @@ func TestNewHandlerErrors(t *testing.T) {
 			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
 		{"cross-origin endpoint", HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
 		{"body limit below protocol", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
+		{"result limit above the transport cap", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -596,4 +599,117 @@ func TestHandlerLimiterScope(t *testing.T) {
 	post(h, body, map[string]string{"X-Session": "alice"})
 	post(h, body, nil) // no session: paced by client address
 	assert.Equal(t, []string{"session:alice", "addr:192.0.2.1"}, scopes)
+}
+
+// TestHandlerIdempotencyStoresOnlyExecutedBatches: a request refused before
+// any operation ran (rate limited, invalid) leaves the key unused, so the
+// agent's retry with the same key runs instead of replaying the refusal for
+// the whole window.
+func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
+	m := manifestWith(t, "", `{"w":{"effect":"write"},"s":{"inputSchema":{"type":"object","required":["q"]}}}`)
+	var mu sync.Mutex
+	refuse, calls := true, 0
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		Limiter: limiterFunc(func(context.Context, string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if refuse {
+				refuse = false
+				return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
+			}
+			return nil
+		}),
+		Actions: map[string]ActionHandler{
+			"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return calls, nil
+			}),
+			"s": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil }),
+		}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"w"}]}`
+	key := map[string]string{"Idempotency-Key": "k1"}
+	first := post(h, body, key)
+	require.Equal(t, 429, first.Code)
+	retry := post(h, body, key)
+	assert.Equal(t, 200, retry.Code, retry.Body.String())
+	assert.Empty(t, retry.Header().Get("Idempotent-Replayed"), "the refusal was not stored")
+	again := post(h, body, key)
+	assert.Equal(t, "true", again.Header().Get("Idempotent-Replayed"), "the executed batch is stored")
+	assert.Equal(t, 1, calls, "executed once")
+
+	// A batch refused by validation ran nothing either: the key stays free.
+	k2 := map[string]string{"Idempotency-Key": "k2"}
+	bad := post(h, `{"version":"0.1","operations":[{"id":"x","action":"s"}]}`, k2)
+	require.Equal(t, 400, bad.Code)
+	good := post(h, `{"version":"0.1","operations":[{"id":"x","action":"s","input":{"q":1}}]}`, k2)
+	assert.Equal(t, 200, good.Code, "not 422: the key was never used by an executed batch")
+}
+
+// TestMemoryIdempotencyStoreZeroValue: like the standard library's types,
+// the zero value is ready to use (with the default capacity).
+func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
+	ctx := t.Context()
+	var s MemoryIdempotencyStore
+	fp := [32]byte{7}
+	rec, err := s.Reserve(ctx, "k", fp, time.Hour)
+	require.NoError(t, err)
+	assert.Nil(t, rec, "reserved")
+	require.NoError(t, s.Complete(ctx, "k", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}, time.Hour))
+	rec, err = s.Reserve(ctx, "k", fp, time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.True(t, rec.Completed)
+	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, "x", IdempotencyRecord{}, time.Hour) })
+	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, "x"))
+	assert.Zero(t, new(MemoryIdempotencyStore).Len())
+}
+
+// TestMemoryIdempotencyStoreReleaseFreesMemory: keys released (every
+// request refused before it ran) or reserved again after expiry must not
+// pile up in the store's bookkeeping while the store never fills.
+func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(100)
+		for i := range 10_000 {
+			key := fmt.Sprintf("k%d", i)
+			_, err := s.Reserve(ctx, key, [32]byte{}, time.Hour)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, key))
+		}
+		for range 1_000 {
+			_, err := s.Reserve(ctx, "same", [32]byte{}, time.Minute)
+			require.NoError(t, err)
+			time.Sleep(2 * time.Minute)
+		}
+		assert.Equal(t, 1, s.Len())
+		assert.LessOrEqual(t, len(s.order), 2*s.max, "bookkeeping is bounded by the capacity")
+	})
+}
+
+type failingStore struct{ *MemoryIdempotencyStore }
+
+func (*failingStore) Reserve(context.Context, string, [32]byte, time.Duration) (*IdempotencyRecord, error) {
+	return nil, errors.New("store down: redis://user:secret@10.0.0.9")
+}
+
+// TestHandlerIdempotencyStoreFailure: a failing store is reported as
+// internal to the agent and logged as a store failure (not as the context
+// hook's) for the operator.
+func TestHandlerIdempotencyStoreFailure(t *testing.T) {
+	var logs strings.Builder
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, map[string]string{"Idempotency-Key": "k"})
+	assert.Equal(t, 500, rec.Code)
+	assert.Equal(t, CodeInternal, decodeEnvelope(t, rec).Code)
+	assert.NotContains(t, rec.Body.String(), "secret")
+	assert.Contains(t, logs.String(), "idempotency store")
+	assert.NotContains(t, logs.String(), "context hook")
 }

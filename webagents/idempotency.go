@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -19,9 +20,12 @@ type IdempotencyRecord struct {
 
 // IdempotencyStore keeps the responses of requests that carried an
 // Idempotency-Key header, so that a batch runs at most once per (session,
-// key) within a window. Keys are opaque hashes. Only the status and the
-// body are replayed: headers an action set on the first response (such as a
-// sign-in cookie) are not. Implementations must be safe for concurrent use.
+// key) within a window. Keys are opaque hashes. A Handler completes a
+// reservation only for a batch that started executing; a request refused
+// before any operation ran is released, so a retry with the key runs. Only
+// the status and the body are replayed: headers an action set on the first
+// response (such as a sign-in cookie) are not. Implementations must be safe
+// for concurrent use.
 type IdempotencyStore interface {
 	// Reserve atomically records an in-progress request under key unless a
 	// live record exists. It returns the existing record, or nil when it
@@ -39,7 +43,8 @@ const DefaultIdempotencyEntries = 10_000
 // MemoryIdempotencyStore is an in-memory IdempotencyStore with a bounded
 // number of entries. When it is full, expired entries are dropped first,
 // then the oldest completed one; if every entry is still running, Reserve
-// refuses with 429 rate_limited. It starts no goroutines.
+// refuses with 429 rate_limited. It starts no goroutines. The zero value is
+// ready to use and holds up to DefaultIdempotencyEntries keys.
 type MemoryIdempotencyStore struct {
 	mu      sync.Mutex
 	max     int
@@ -55,10 +60,20 @@ type memoryEntry struct {
 // NewMemoryIdempotencyStore returns a store holding up to maxEntries keys;
 // 0 means DefaultIdempotencyEntries.
 func NewMemoryIdempotencyStore(maxEntries int) *MemoryIdempotencyStore {
-	if maxEntries <= 0 {
-		maxEntries = DefaultIdempotencyEntries
+	s := &MemoryIdempotencyStore{max: maxEntries}
+	s.init()
+	return s
+}
+
+// init applies the defaults of the zero value; called with s.mu held (or
+// before s is shared).
+func (s *MemoryIdempotencyStore) init() {
+	if s.max <= 0 {
+		s.max = DefaultIdempotencyEntries
 	}
-	return &MemoryIdempotencyStore{max: maxEntries, entries: map[string]*memoryEntry{}}
+	if s.entries == nil {
+		s.entries = map[string]*memoryEntry{}
+	}
 }
 
 // Reserve implements IdempotencyStore.
@@ -66,6 +81,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key string, fingerpr
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	if e, ok := s.entries[key]; ok && now.Before(e.expires) {
 		rec := e.rec
 		return &rec, nil
@@ -74,8 +90,30 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, key string, fingerpr
 		return nil, errorf(CodeRateLimited, "Too many requests are in progress.")
 	}
 	s.entries[key] = &memoryEntry{rec: IdempotencyRecord{Fingerprint: fingerprint}, expires: now.Add(ttl)}
-	s.order = append(s.order, key)
+	s.appendOrder(key)
 	return nil, nil
+}
+
+// appendOrder records key as the newest entry. Released and re-reserved
+// keys leave stale positions behind; they are dropped once they outnumber
+// the capacity, so the bookkeeping stays bounded even when the store never
+// fills.
+func (s *MemoryIdempotencyStore) appendOrder(key string) {
+	s.order = append(s.order, key)
+	if len(s.order) <= 2*s.max {
+		return
+	}
+	seen := make(map[string]bool, len(s.entries))
+	kept := make([]string, 0, len(s.entries))
+	for i := len(s.order) - 1; i >= 0; i-- { // a key's last position is its live one
+		k := s.order[i]
+		if _, live := s.entries[k]; live && !seen[k] {
+			seen[k] = true
+			kept = append(kept, k)
+		}
+	}
+	slices.Reverse(kept)
+	s.order = kept
 }
 
 // evict makes room for one entry; it reports whether it could.
@@ -107,6 +145,7 @@ func (s *MemoryIdempotencyStore) evict(now time.Time) bool {
 func (s *MemoryIdempotencyStore) Complete(_ context.Context, key string, rec IdempotencyRecord, ttl time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.init()
 	rec.Completed = true
 	if e, ok := s.entries[key]; ok {
 		e.rec = rec
@@ -114,7 +153,7 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, key string, rec Ide
 		return nil
 	}
 	s.entries[key] = &memoryEntry{rec: rec, expires: time.Now().Add(ttl)}
-	s.order = append(s.order, key)
+	s.appendOrder(key)
 	return nil
 }
 

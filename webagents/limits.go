@@ -18,23 +18,23 @@ const (
 
 // Limits of the protocol. "Chars" are Unicode code points; "Bytes" are bytes.
 const (
-	MaxDocumentChars      = 64_000  // a discovery document
-	MaxEndpointChars      = 2_048   // workflow.endpoint
-	MaxOperationsLimit    = 32      // the largest workflow.maxOperations
-	MaxActions            = 64      // actions per manifest
-	MaxActionNameChars    = 64      // an action name
-	MaxDescriptionChars   = 500     // an action description
-	MaxSchemaChars        = 12_000  // an inputSchema or outputSchema, serialized
-	MaxPathPrefixes       = 16      // pathPrefixes per action
-	MaxPathPrefixChars    = 256     // one path prefix
-	MaxMinIntervalMs      = 2_000   // workflow.pacing.minIntervalMs
-	MaxOperationIDChars   = 64      // an operation id
-	MaxInputChars         = 128_000 // one operation input, serialized
-	DefaultMaxBodyChars   = 128_000 // a batch request body; configurable, never below this
-	TransportLimitBytes   = 1 << 20 // requests and responses on the wire (1 MiB)
-	DefaultMaxResultBytes = 1 << 20 // the results of one batch, serialized (1 MiB)
-	MaxRedirects          = 5       // redirects followed by discovery, same origin only
-	MaxIdempotencyKeyLen  = 255     // Idempotency-Key header value, in bytes
+	MaxDocumentChars      = 64_000    // a discovery document
+	MaxEndpointChars      = 2_048     // workflow.endpoint
+	MaxOperationsLimit    = 32        // the largest workflow.maxOperations
+	MaxActions            = 64        // actions per manifest
+	MaxActionNameChars    = 64        // an action name
+	MaxDescriptionChars   = 500       // an action description
+	MaxSchemaChars        = 12_000    // an inputSchema or outputSchema, serialized
+	MaxPathPrefixes       = 16        // pathPrefixes per action
+	MaxPathPrefixChars    = 256       // one path prefix
+	MaxMinIntervalMs      = 2_000     // workflow.pacing.minIntervalMs
+	MaxOperationIDChars   = 64        // an operation id
+	MaxInputChars         = 128_000   // one operation input, serialized
+	DefaultMaxBodyChars   = 128_000   // a batch request body; configurable, never below this
+	TransportLimitBytes   = 1 << 20   // requests and responses on the wire (1 MiB)
+	DefaultMaxResultBytes = 1_000_000 // a batch's results member (1 MB); the envelope's rest fits the transport cap
+	MaxRedirects          = 5         // redirects followed by discovery, same origin only
+	MaxIdempotencyKeyLen  = 255       // Idempotency-Key header value, in bytes
 )
 
 // Defaults.

@@ -139,6 +139,8 @@ func TestPlanPacing(t *testing.T) {
 		{"none", ``, Pacing{100, 3}},
 		{"stricter honoured", `,"pacing":{"minIntervalMs":300,"maxConcurrency":1}`, Pacing{300, 1}},
 		{"looser ignored", `,"pacing":{"minIntervalMs":0,"maxConcurrency":8}`, Pacing{100, 3}},
+		{"out-of-range looser ignored", `,"pacing":{"minIntervalMs":-5,"maxConcurrency":64}`, Pacing{100, 3}},
+		{"stricter beyond the protocol capped", `,"pacing":{"minIntervalMs":5000,"maxConcurrency":0}`, Pacing{MaxMinIntervalMs, 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

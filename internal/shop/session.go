@@ -90,13 +90,15 @@ func (t *sessions) create(w http.ResponseWriter) *session {
 	return s
 }
 
-// makeRoom drops idle sessions, then the least recently seen one, when the
-// table is full. Called with t.mu held.
+// makeRoom drops idle sessions, then the least recently seen anonymous one
+// (a signed-in one only when every session is signed in), when the table
+// is full: anyone can create anonymous sessions by viewing pages, and that
+// must not sign people out. Called with t.mu held.
 func (t *sessions) makeRoom(now time.Time) {
 	if len(t.byToken) < t.max {
 		return
 	}
-	var oldest *session
+	var oldest, oldestAnonymous *session
 	for k, s := range t.byToken {
 		if now.Sub(s.lastSeen) >= sessionIdleTimeout {
 			delete(t.byToken, k)
@@ -105,6 +107,12 @@ func (t *sessions) makeRoom(now time.Time) {
 		if oldest == nil || s.lastSeen.Before(oldest.lastSeen) {
 			oldest = s
 		}
+		if s.user() == "" && (oldestAnonymous == nil || s.lastSeen.Before(oldestAnonymous.lastSeen)) {
+			oldestAnonymous = s
+		}
+	}
+	if oldestAnonymous != nil {
+		oldest = oldestAnonymous
 	}
 	if len(t.byToken) >= t.max && oldest != nil {
 		delete(t.byToken, oldest.token)

@@ -3,6 +3,8 @@ package shop
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -105,6 +107,34 @@ func TestSignInThrottled(t *testing.T) {
 	}
 	_, err = s.SignIn("a@example.com", "password1")
 	assert.ErrorIs(t, err, ErrTooManyAttempts, "even the right password, while throttled")
+}
+
+// TestSignInThrottleHoldsUnderConcurrency: parallel guesses cannot all pass
+// the failure check while their password hashes are still running.
+func TestSignInThrottleHoldsUnderConcurrency(t *testing.T) {
+	s := newStore(100_000, 10) // slow enough that the guesses overlap
+	_, err := s.SignUp("a@example.com", "password1")
+	require.NoError(t, err)
+	const guesses = 24
+	results := make(chan error, guesses)
+	var wg sync.WaitGroup
+	for i := range guesses {
+		wg.Go(func() {
+			_, err := s.SignIn("a@example.com", fmt.Sprintf("guess-%d", i))
+			results <- err
+		})
+	}
+	wg.Wait()
+	close(results)
+	checked := 0
+	for err := range results {
+		if errors.Is(err, ErrBadCredentials) {
+			checked++
+		} else {
+			assert.ErrorIs(t, err, ErrTooManyAttempts)
+		}
+	}
+	assert.LessOrEqual(t, checked, maxSignInFailures, "passwords checked within one window")
 }
 
 func TestUserLimit(t *testing.T) {
@@ -362,6 +392,21 @@ func TestSessionTableBounded(t *testing.T) {
 	before := first.cookie()
 	first.get("/")
 	assert.NotEqual(t, before, first.cookie(), "the oldest session was evicted and replaced")
+}
+
+// TestAnonymousVisitsDoNotEvictSignedInSessions: a flood of anonymous page
+// views (each gets a session for its CSRF token) must not sign people out.
+func TestAnonymousVisitsDoNotEvictSignedInSessions(t *testing.T) {
+	srv, _ := startShop(t, Options{MaxSessions: 2})
+	user := newBrowser(t, srv)
+	token := user.csrf("/signup")
+	status, _ := user.post("/signup", url.Values{"csrf": {token}, "email": {"u@example.com"}, "password": {"password123"}}, "")
+	require.Equal(t, http.StatusSeeOther, status)
+	for range 5 {
+		newBrowser(t, srv).get("/")
+	}
+	status, _ = user.get("/cart")
+	assert.Equal(t, http.StatusOK, status, "still signed in")
 }
 
 func TestNewRefusesBadOrigin(t *testing.T) {

@@ -249,26 +249,27 @@ func (s *Store) SignIn(email, password string) (*User, error) {
 	}
 	now := time.Now()
 	s.mu.Lock()
-	recent := s.recentFailures(email, now)
+	if s.recentFailures(email, now) >= maxSignInFailures {
+		s.mu.Unlock()
+		return nil, ErrTooManyAttempts
+	}
+	// Count the attempt as a failure before hashing, so that concurrent
+	// guesses cannot all pass the check while their hashes run; a success
+	// clears the record.
+	if len(s.failures) < maxFailureRecords || s.failures[email] != nil {
+		s.failures[email] = append(s.failures[email], now)
+	}
 	u := s.byEmail[email]
 	salt := s.dummySalt
 	if u != nil {
 		salt = u.salt
 	}
 	s.mu.Unlock()
-	if recent >= maxSignInFailures {
-		return nil, ErrTooManyAttempts
-	}
 	hash, err := s.hash(password, salt)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil || subtle.ConstantTimeCompare(hash, u.hash) != 1 {
-		s.mu.Lock()
-		if len(s.failures) < maxFailureRecords || s.failures[email] != nil {
-			s.failures[email] = append(s.failures[email], now)
-		}
-		s.mu.Unlock()
 		return nil, ErrBadCredentials
 	}
 	s.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 	"github.com/agentbridge/agentbridge/webagents"
@@ -46,6 +47,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, opts *Op
 	if opts == nil {
 		opts = &Options{}
 	}
+	// Much of what is printed comes from the sites checked (error messages,
+	// headers, manifests): keep terminal control sequences out of it.
+	stdout, stderr = inertWriter{stdout}, inertWriter{stderr}
 	client := &webagents.Client{HTTPClient: opts.HTTPClient}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -93,6 +97,9 @@ func parse(fs *flag.FlagSet, args []string, want int, stderr io.Writer) ([]strin
 	return positional, true
 }
 
+// errFileTooLarge is returned by readFile for a file over its limit.
+var errFileTooLarge = errors.New("file too large")
+
 // readFile reads at most limit bytes of a file.
 func readFile(name string, limit int64) ([]byte, error) {
 	f, err := os.Open(name)
@@ -105,7 +112,7 @@ func readFile(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
+		return nil, fmt.Errorf("%s is larger than %d bytes: %w", name, limit, errFileTooLarge)
 	}
 	return data, nil
 }
@@ -126,6 +133,12 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	data, err := readFile(pos[0], 4*webagents.MaxDocumentChars)
+	if errors.Is(err, errFileTooLarge) {
+		// Over the document limit whatever its characters: an invalid
+		// manifest, not a usage error.
+		fmt.Fprintf(stdout, "%s: invalid: %v\n", pos[0], webagents.ErrDocumentTooLarge)
+		return ExitInvalid
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "webagents validate: %v\n", err)
 		return ExitUsage
@@ -288,4 +301,38 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 		return ExitInvalid
 	}
 	return ExitOK
+}
+
+// inertWriter replaces C0 control characters other than tab and newline,
+// DEL, C1 control characters and invalid UTF-8 with U+FFFD, so that text from a site
+// cannot drive the terminal (escape sequences, hyperlinks, clearing the
+// screen). Each Write is expected to hold whole UTF-8 sequences, as fmt and
+// json.Encoder produce.
+type inertWriter struct{ w io.Writer }
+
+func (iw inertWriter) Write(p []byte) (int, error) {
+	clean := true
+	for _, r := range string(p) {
+		if isControl(r) || r == utf8.RuneError { // invalid bytes too: 0x9b is CSI to 8-bit terminals
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return iw.w.Write(p)
+	}
+	out := strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, string(p))
+	if _, err := io.WriteString(iw.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }

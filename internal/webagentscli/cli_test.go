@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,6 +75,10 @@ func TestValidate(t *testing.T) {
 		{"two blocks", "```webagents\n" + validManifest + "\n```\n```webagents\n" + validManifest + "\n```\n", []string{"--origin", "https://shop.example"}, ExitInvalid,
 			[]string{"exactly one"}},
 		{"no block", "# Shop\n", []string{"--origin", "https://shop.example"}, ExitInvalid, []string{"neither raw JSON"}},
+		{"too large by code points", validManifest + strings.Repeat("é", webagents.MaxDocumentChars), []string{"--origin", "https://shop.example"},
+			ExitInvalid, []string{"too large"}},
+		{"too large by bytes: invalid, not a usage error", validManifest + strings.Repeat(" ", 5*webagents.MaxDocumentChars), []string{"--origin", "https://shop.example"},
+			ExitInvalid, []string{"too large"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,4 +207,39 @@ func TestRunAgainstShop(t *testing.T) {
 	notBatch := writeFile(t, "bad.json", `{"operations":[],"Operations":[1]}`)
 	code, _, _ = runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", notBatch)
 	assert.Equal(t, ExitUsage, code)
+}
+
+// TestOutputNeutralizesControlCharacters: text from a hostile site (here an
+// error message with terminal escape sequences) reaches the terminal inert.
+func TestOutputNeutralizesControlCharacters(t *testing.T) {
+	manifest := `{"version":"0.1","workflow":{"endpoint":"/api"},"actions":{"a":{}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case webagents.WellKnownPath:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(manifest))
+		case "/api":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(409)
+			_, _ = w.Write([]byte(`{"ok":false,"protocol":"webagents/0.1","pacing":{"minIntervalMs":0,"maxConcurrency":1},` +
+				`"error":"\u001b]8;;https://evil.example\u0007click\u001b[2J\u009b31m","code":"conflict"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	batch := writeFile(t, "b.json", `[{"id":"x","action":"a"}]`)
+	code, stdout, stderr := runCLI(t, srv.Client(), "run", srv.URL+"/", "--batch", batch)
+	assert.Equal(t, ExitInvalid, code)
+	assert.Contains(t, stderr, "click", "the message is shown")
+	for _, out := range []string{stdout, stderr} {
+		assert.NotContains(t, out, "\x1b")
+		assert.NotContains(t, out, "\a")
+		assert.NotContains(t, out, "\u009b")
+	}
+	var buf bytes.Buffer
+	n, err := inertWriter{&buf}.Write([]byte("ok\x9b[31m\tline\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 13, n, "all of p was consumed")
+	assert.Equal(t, "ok\uFFFD[31m\tline\n", buf.String(), "a raw C1 byte too")
 }
