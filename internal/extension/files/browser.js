@@ -165,7 +165,9 @@ function sameDocument(url, target) {
 }
 
 // Chrome allows two captureVisibleTab calls a second per extension:
-// captures are serialised and spaced, and a quota error is retried.
+// captures are serialised and spaced, and a quota error is retried. So is
+// "image readback failed", which a busy compositor gives for a frame it
+// has not produced yet (seen under load in headless Chromium 156).
 let captureChain = Promise.resolve();
 const CAPTURE_GAP_MS = 550;
 
@@ -182,6 +184,10 @@ export function capture(tabId, format) {
       } catch (e) {
         if (attempt < 3 && /MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(e.message)) {
           await sleep(CAPTURE_GAP_MS);
+          continue;
+        }
+        if (attempt < 5 && /image readback failed/i.test(e.message)) {
+          await sleep(200 * (attempt + 1));
           continue;
         }
         throw new Error(`Screenshot failed: ${e.message}`);
