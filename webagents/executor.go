@@ -24,6 +24,11 @@ type ActionRequest struct {
 	// validate what they use. Decode it with Decode, which refuses
 	// duplicate and case-variant keys.
 	Input json.RawMessage
+	// Started is when the executor started the operation, after pacing:
+	// the starts of a batch's operations are at least minIntervalMs apart.
+	// (A handler runs a moment later, after references are resolved and
+	// the input validated.)
+	Started time.Time
 }
 
 // ActionHandler runs one action. The result is encoded as JSON (a
@@ -261,7 +266,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 				running++
 				lastStart = time.Now()
 				out.executed = true
-				go func(i int) { doneCh <- e.runOne(ctx, p, out.Results, i) }(next)
+				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, i, started) }(next, lastStart)
 				continue
 			}
 		}
@@ -295,7 +300,7 @@ func timeoutError(ctx context.Context) *Error {
 
 // runOne runs operation i. results holds the results of finished operations
 // and is only read for i's dependencies, which finished before i started.
-func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, i int) (c completion) {
+func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, i int, started time.Time) (c completion) {
 	c.index = i
 	op := &p.Operations[i]
 	input := op.Input
@@ -339,7 +344,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 		e.log(ctx, "webagents: no handler for action", op, nil)
 		return c
 	}
-	result, err := e.call(ctx, h, &ActionRequest{Operation: op.ID, Action: op.Action, Input: input})
+	result, err := e.call(ctx, h, &ActionRequest{Operation: op.ID, Action: op.Action, Input: input, Started: started})
 	if err != nil {
 		c.err = e.asError(ctx, op.ID, err)
 		if c.err.Code == CodeInternal {

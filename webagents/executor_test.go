@@ -20,20 +20,23 @@ type recorder struct {
 	mu     sync.Mutex
 	zero   time.Time
 	starts map[string]time.Duration
-	sleep  map[string]time.Duration
-	fail   map[string]error
-	result map[string]any
-	inputs map[string]string
+	// reqStarted is ActionRequest.Started, relative to zero.
+	reqStarted map[string]time.Duration
+	sleep      map[string]time.Duration
+	fail       map[string]error
+	result     map[string]any
+	inputs     map[string]string
 }
 
 func newRecorder() *recorder {
-	return &recorder{zero: time.Now(), starts: map[string]time.Duration{}, sleep: map[string]time.Duration{},
+	return &recorder{zero: time.Now(), starts: map[string]time.Duration{}, reqStarted: map[string]time.Duration{}, sleep: map[string]time.Duration{},
 		fail: map[string]error{}, result: map[string]any{}, inputs: map[string]string{}}
 }
 
 func (r *recorder) ServeAction(ctx context.Context, req *ActionRequest) (any, error) {
 	r.mu.Lock()
 	r.starts[req.Operation] = time.Since(r.zero)
+	r.reqStarted[req.Operation] = req.Started.Sub(r.zero)
 	r.inputs[req.Operation] = string(req.Input)
 	sleep, fail, result := r.sleep[req.Operation], r.fail[req.Operation], r.result[req.Operation]
 	r.mu.Unlock()
@@ -96,6 +99,7 @@ func TestExecutorPacingTimeline(t *testing.T) {
 				for i, want := range tt.want {
 					id := p.Operations[i].ID
 					assert.Equal(t, want*time.Millisecond, rec.starts[id], "start of %s", id)
+					assert.Equal(t, want*time.Millisecond, rec.reqStarted[id], "ActionRequest.Started of %s", id)
 				}
 			})
 		})

@@ -51,7 +51,8 @@ func TestRunWithGoAlone(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(browsertest.ChromiumEnv, "")
 	var out bytes.Buffer
-	require.NoError(t, Run(t.Context(), Options{Out: &out}))
+	err := Run(t.Context(), Options{Out: &out})
+	require.NoError(t, err, "the tour's output:\n%s", out.String())
 	s := out.String()
 	assertNonBrowserSteps(t, s)
 	assert.Contains(t, s, "skipped: Chromium not found")
@@ -72,9 +73,11 @@ func TestRunEverythingInChromium(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	shots := t.TempDir()
 	var out bytes.Buffer
-	require.NoError(t, Run(t.Context(), Options{Out: &out, ScreenshotDir: shots}))
+	err := Run(t.Context(), Options{Out: &out, ScreenshotDir: shots})
+	require.NoError(t, err, "the tour's output:\n%s", out.String())
 	s := out.String()
 	assertNonBrowserSteps(t, s)
+	var data []byte
 	for _, step := range []string{"Chromium with the reference extension", "agent protocol in Chromium", "extension bridge in Chromium"} {
 		assert.Regexp(t, step+`\s+ok\s`, s)
 	}
@@ -82,7 +85,7 @@ func TestRunEverythingInChromium(t *testing.T) {
 	assert.Contains(t, s, `read h1 → "Wireless Mouse"`)
 	assert.Contains(t, s, "approval_request Bash → the panel answered approved")
 
-	data, err := os.ReadFile(filepath.Join(shots, "agentbridge-demo-agentproto.jpg"))
+	data, err = os.ReadFile(filepath.Join(shots, "agentbridge-demo-agentproto.jpg"))
 	require.NoError(t, err)
 	_, err = jpeg.DecodeConfig(bytes.NewReader(data))
 	assert.NoError(t, err)

@@ -128,9 +128,10 @@ func batchStep(ctx context.Context, r *runner) (string, error) {
 	for _, e := range entries {
 		r.logf("  %-12s started at +%4d ms, took %3d ms", e.op, e.start.Sub(first).Milliseconds(), e.took.Milliseconds())
 	}
+	interval := time.Duration(res.Response.Pacing.MinIntervalMs) * time.Millisecond
 	for i := 1; i < len(entries); i++ {
-		if gap := entries[i].start.Sub(entries[i-1].start); gap < time.Duration(res.Response.Pacing.MinIntervalMs)*time.Millisecond {
-			return "", fmt.Errorf("operations started %s apart, under the %d ms pacing", gap, res.Response.Pacing.MinIntervalMs)
+		if gap := entries[i].start.Sub(entries[i-1].start); gap < interval {
+			return "", fmt.Errorf("operations started %s apart, under the %s pacing", gap, interval)
 		}
 	}
 	var cart struct {

@@ -69,8 +69,7 @@ func (s *Shop) actions() map[string]webagents.ActionHandler {
 	if s.onAction != nil {
 		for name, h := range actions {
 			actions[name] = webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-				start := time.Now()
-				defer func() { s.onAction(req.Operation, name, start, time.Since(start)) }()
+				defer func() { s.onAction(req.Operation, name, req.Started, time.Since(req.Started)) }()
 				return h.ServeAction(ctx, req)
 			})
 		}

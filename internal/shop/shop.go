@@ -35,7 +35,8 @@ type Options struct {
 	// Logger receives server errors; nil is silent.
 	Logger *slog.Logger
 	// OnAction, when set, is called after each agent action with the
-	// operation's id, the action, when it started and how long it took.
+	// operation's id, the action, when the executor started it (after
+	// pacing) and how long it took from then.
 	// The demo uses it to show pacing. It must not block.
 	OnAction func(operation, action string, start time.Time, took time.Duration)
 }
