@@ -62,6 +62,7 @@ type extConn struct {
 	graceful bool // drain the queue before the close frame
 
 	authenticated atomic.Bool
+	endedFlag     atomic.Bool  // ended, for the reader, which takes no lock per frame
 	lastSeen      atomic.Int64 // unix nanoseconds of the last frame or pong
 
 	toolsMu sync.Mutex
@@ -333,6 +334,12 @@ func (c *extConn) readLoop() {
 			return
 		}
 		c.touch()
+		if c.endedFlag.Load() {
+			// Replaced or closing: the socket stays open only for the close
+			// handshake, and nothing it still sends is acted on.
+			c.ignored("connection ended", "", len(data), nil)
+			continue
+		}
 		if typ != websocket.MessageText {
 			h.log.Debug("extbridge: ignored binary frame", "size", len(data))
 			continue
@@ -490,6 +497,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 		return nil, false
 	}
 	c.ended = true
+	c.endedFlag.Store(true)
 	c.endErr, c.endCode = cause, code
 	c.graceful = errors.Is(cause, ErrClosed)
 	if h.cur.Load() == c {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -319,5 +320,44 @@ func TestDisconnectFailsCommandsAtOnce(t *testing.T) {
 		assert.ErrorIs(t, err, ErrDisconnected)
 		assert.False(t, errors.Is(err, ErrTimeout))
 		assert.Zero(t, time.Since(start))
+	})
+}
+
+// TestReplacedConnectionFramesIgnored checks that once a connection has been
+// replaced, frames it still sends (before its socket is gone) are not acted
+// on: no tool runs, no message reaches the backend, no approval is answered.
+func TestReplacedConnectionFramesIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &recordingBackend{}
+		var toolCalls atomic.Int32
+		e := newEnv(t, HubOptions{Backend: b, Tools: ToolHandlerFunc(func(context.Context, *ToolRequest) (*ToolResult, error) {
+			toolCalls.Add(1)
+			return &ToolResult{Success: true}, nil
+		})})
+		// The old connection stops reading, so that its socket stays open
+		// (until the write timeout) while it keeps sending.
+		old, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{Stalled: true}))
+		require.NoError(t, err)
+		defer old.Close()
+		out := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "a1", ToolName: "Bash"})
+		synctest.Wait()
+
+		current := e.dial(fakeext.Options{})
+		assert.Equal(t, "approval_request", next(t, current).Type)
+		for _, f := range []string{
+			`{"type":"tool_request","id":"t1","tool_name":"Bash","tool_args":"{}"}`,
+			`{"type":"user_message","content":"from the replaced panel"}`,
+			`{"type":"approval_response","request_id":"a1","action":"approve"}`,
+		} {
+			require.NoError(t, old.SendRaw(t.Context(), []byte(f)))
+		}
+		synctest.Wait()
+		assert.Zero(t, toolCalls.Load(), "no tool runs for a replaced connection")
+		b.mu.Lock()
+		assert.Empty(t, b.messages, "no user message from a replaced connection")
+		b.mu.Unlock()
+		assert.Len(t, e.hub.PendingApprovals(), 1, "a replaced connection cannot answer approvals")
+		require.NoError(t, current.SendRaw(t.Context(), []byte(`{"type":"approval_response","request_id":"a1","action":"reject"}`)))
+		assert.Equal(t, Rejected, (<-out).d)
 	})
 }

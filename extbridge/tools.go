@@ -95,6 +95,11 @@ func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
 			return &ToolResult{Error: "rejected by the user"}
 		}
 	}
+	if ctx.Err() != nil {
+		// The connection ended (replaced, lost, closed): its result would
+		// be dropped, so the tool is not run.
+		return &ToolResult{Error: "connection ended"}
+	}
 	res, err := h.opts.Tools.HandleTool(ctx, req)
 	switch {
 	case errors.Is(err, ErrUnknownTool):
