@@ -26,6 +26,7 @@ func FuzzInboundFrame(f *testing.F) {
 		`{"type":"select_model","model":"a/b"}`, `{"type":"set_mode","mode":"auto"}`,
 		`{"type":"approval_response","request_id":"r","action":"approve"}`,
 		`{"type":"tool_request","id":"t","tool_name":"Bash","tool_args":"{}"}`, `{"type":"ping"}`,
+		`{"type":"tool_request","id":"t","tool_args":{"command":"ls"}}`, `{"type":"set_mode","mode":5}`,
 		`{"type":"future","x":[1,{"y":null}]}`, `{"type":"a","type":"b"}`, `{"type":"set_mode","Mode":"auto"}`,
 		`[]`, `null`, `"x"`, `{`, `{"type":1}`, "{\"type\":\"\\u0070ing\"}",
 	}
@@ -52,6 +53,12 @@ func FuzzInboundFrame(f *testing.F) {
 		if rf, ok := frame.(*resultFrame); ok && rf.decodeErr != nil {
 			if rf.ID == "" {
 				t.Fatal("malformed result without id")
+			}
+			return
+		}
+		if tf, ok := frame.(*toolRequestFrame); ok && tf.decodeErr != nil {
+			if tf.ID == "" {
+				t.Fatal("malformed tool request without id")
 			}
 			return
 		}

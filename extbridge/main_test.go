@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,10 +68,17 @@ func (e *env) dial(o fakeext.Options) *fakeext.Ext {
 	return ext
 }
 
+// frameWait bounds the wait for an expected frame. Inside a synctest bubble
+// the hub's pinger keeps the fake clock moving, so a frame that never comes
+// would otherwise hang the test until the real test timeout.
+const frameWait = time.Hour
+
 // next returns the next frame, failing the test when there is none.
 func next(t *testing.T, ext *fakeext.Ext) fakeext.Frame {
 	t.Helper()
-	f, err := ext.Next(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), frameWait)
+	defer cancel()
+	f, err := ext.Next(ctx)
 	require.NoError(t, err)
 	return f
 }

@@ -24,7 +24,9 @@ type toolResultMsg struct {
 
 func nextToolResult(t *testing.T, ext *fakeext.Ext) toolResultMsg {
 	t.Helper()
-	f, err := ext.NextOfType(t.Context(), "tool_result")
+	ctx, cancel := context.WithTimeout(t.Context(), frameWait)
+	defer cancel()
+	f, err := ext.NextOfType(ctx, "tool_result")
 	require.NoError(t, err)
 	var r toolResultMsg
 	require.NoError(t, f.Decode(&r))
@@ -183,5 +185,23 @@ func TestToolResultOfLostConnectionDropped(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, second.SendRaw(t.Context(), []byte(`{"type":"list_models"}`)))
 		assert.Equal(t, "models", next(t, second).Type, "the old id's result never reaches the new connection")
+	})
+}
+
+// TestMalformedToolRequestGetsOneFailedResult: a tool_request whose id is
+// readable but whose other fields are not (tool_args as an object) is
+// answered with one failed result, never a dropped id.
+func TestMalformedToolRequestGetsOneFailedResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{Tools: bash})
+		ext := e.dial(fakeext.Options{})
+		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"tool_request","id":"t9","tool_name":"Bash","tool_args":{"command":"ls"}}`)))
+		got := nextToolResult(t, ext)
+		assert.Equal(t, "t9", got.ID)
+		assert.False(t, got.Success)
+		assert.Equal(t, "invalid tool_request", got.Error)
+		// The socket is kept.
+		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"list_models"}`)))
+		assert.Equal(t, "models", next(t, ext).Type)
 	})
 }

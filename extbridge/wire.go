@@ -101,6 +101,8 @@ type toolRequestFrame struct {
 	ID       string `json:"id"`
 	ToolName string `json:"tool_name"`
 	ToolArgs string `json:"tool_args"`
+
+	decodeErr error // set when the id was readable but the rest was not
 }
 
 // bareFrame is a frame whose type is all it carries (list_*, new_session,
@@ -146,26 +148,46 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 	case typeResult:
 		f := new(resultFrame)
 		if err := strictjson.Unmarshal(data, f); err != nil {
-			var id string
-			if rawID == nil || json.Unmarshal(rawID, &id) != nil || id == "" {
+			id, ok := readableID(rawID)
+			if !ok {
 				return typ, nil, err
 			}
 			return typ, &resultFrame{Type: typ, ID: id, decodeErr: err}, nil
 		}
 		f.raw = data
 		return typ, f, nil
+	case typeToolRequest:
+		// A request whose id is readable is answered (with a failed
+		// result) even when the rest is not: never a dropped id.
+		f := new(toolRequestFrame)
+		if err := strictjson.Unmarshal(data, f); err != nil {
+			id, ok := readableID(rawID)
+			if !ok {
+				return typ, nil, err
+			}
+			return typ, &toolRequestFrame{Type: typ, ID: id, decodeErr: err}, nil
+		}
+		return typ, f, nil
+	case typeSetMode, typeSelectModel:
+		// Always answered: a value that is not a string is an unknown
+		// value, ignored.
+		var f any = &setModeFrame{Type: typ}
+		if typ == typeSelectModel {
+			f = &selectModelFrame{Type: typ}
+		}
+		if strictjson.Unmarshal(data, f) != nil {
+			if typ == typeSelectModel {
+				return typ, &selectModelFrame{Type: typ}, nil
+			}
+			return typ, &setModeFrame{Type: typ}, nil
+		}
+		return typ, f, nil
 	case typeResume:
 		frame = new(resumeFrame)
 	case typeUserMessage:
 		frame = new(userMessageFrame)
-	case typeSelectModel:
-		frame = new(selectModelFrame)
-	case typeSetMode:
-		frame = new(setModeFrame)
 	case typeApprovalResp:
 		frame = new(approvalResponseFrame)
-	case typeToolRequest:
-		frame = new(toolRequestFrame)
 	case typeListConvs, typeNewSession, typeListHistory, typeListSkills, typeListModels,
 		typeInterrupt, typePing:
 		return typ, &bareFrame{Type: typ}, nil
@@ -176,6 +198,16 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 		return typ, nil, err
 	}
 	return typ, frame, nil
+}
+
+// readableID returns the string value of a frame's raw id member, when it
+// is a non-empty string.
+func readableID(raw []byte) (string, bool) {
+	var id string
+	if raw == nil || json.Unmarshal(raw, &id) != nil || id == "" {
+		return "", false
+	}
+	return id, true
 }
 
 // plainString returns the contents of a JSON string literal without escapes
