@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -169,4 +170,27 @@ func httpGet(t *testing.T, e *env, path string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestNotConnectedPortWhenMounted: a hub mounted on the program's own server
+// names the port the extension actually reached, not HubOptions.Addr's.
+func TestNotConnectedPortWhenMounted(t *testing.T) {
+	h, err := NewHub(HubOptions{Token: testToken})
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		require.NoError(t, h.Close())
+		require.NoError(t, srv.Close())
+		assert.ErrorIs(t, <-served, http.ErrServerClosed)
+	}()
+	ext, err := fakeext.Dial(t.Context(), fakeext.Options{URL: "ws://" + l.Addr().String() + "/ws", Token: testToken})
+	require.NoError(t, err)
+	require.NoError(t, ext.Close())
+	require.Eventually(t, func() bool { return !h.Connected() }, 5*time.Second, time.Millisecond)
+	_, err = h.Tabs(t.Context())
+	assert.EqualError(t, err, "no browser extension connected on port "+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
