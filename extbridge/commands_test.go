@@ -275,3 +275,26 @@ func TestCommandAfterClose(t *testing.T) {
 		assert.ErrorIs(t, err, ErrClosed)
 	})
 }
+
+// TestCommandErrorStrings: wrapped errors name the package and the action
+// once.
+func TestCommandErrorStrings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		ext := e.dial(fakeext.Options{OnCommand: func(c fakeext.Command) *fakeext.Result {
+			if c.Action == ActionScreenshot {
+				return &fakeext.Result{Image: "!!!!"}
+			}
+			return &fakeext.Result{}
+		}})
+		_, err := e.hub.Screenshot(t.Context())
+		assert.EqualError(t, err, "extbridge: screenshot: invalid result from the browser extension: image is not valid base64")
+
+		errc, _ := readInFlight(t, e, e.dial(fakeext.Options{}))
+		<-ext.Done()
+		require.NoError(t, e.hub.Close())
+		err = <-errc
+		assert.ErrorIs(t, err, ErrDisconnected)
+		assert.EqualError(t, err, "extbridge: read: browser extension disconnected: hub closed")
+	})
+}

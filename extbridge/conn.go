@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -513,7 +512,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	}
 	if c.authenticated.Load() {
 		if cb := h.opts.OnDisconnect; cb != nil {
-			info, err := c.info, fmt.Errorf("%w: %w", ErrDisconnected, cause)
+			info, err := c.info, error(&disconnectedError{cause})
 			h.notifyLocked(func() { cb(info, err) })
 		}
 	}
@@ -523,7 +522,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 // afterEnd completes the first terminate, outside h.mu.
 func (c *extConn) afterEnd(failed []*pendingCall) {
 	for _, call := range failed {
-		call.finish(callOutcome{err: fmt.Errorf("%w: %w", ErrDisconnected, c.endErr)})
+		call.finish(callOutcome{err: &disconnectedError{c.endErr}})
 	}
 	close(c.done)
 	c.cancel()
