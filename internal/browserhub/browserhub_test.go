@@ -266,3 +266,22 @@ func TestRunNeedsDirAndToken(t *testing.T) {
 	assert.Error(t, Run(context.Background(), Config{Token: "t"}))
 	assert.Error(t, Run(context.Background(), Config{Dir: t.TempDir(), Addr: "127.0.0.1:0"}))
 }
+
+// TestRunCancelledLeavesNoReader: after ctx ends, a line that still
+// arrives on In does not strand the goroutine reading In.
+func TestRunCancelledLeavesNoReader(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r, w := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := &lineSink{lines: make(chan string, 100)}
+	go func() { done <- Run(ctx, Config{Listener: l, Token: "t", Dir: t.TempDir(), In: r, Out: out}) }()
+	assert.Contains(t, <-out.lines, "listening on")
+	cancel()
+	require.NoError(t, <-done)
+	_, err = io.WriteString(w, "tabs\n")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	assert.NoError(t, goleak.Find(), "the goroutine reading In has ended")
+}
