@@ -12,15 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestNavigateRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain"}
-		e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		b.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain"})
+		e.dial(extbridgetest.Options{Browser: b})
 		res, err := e.hub.Navigate(t.Context(), "https://example.com/")
 		require.NoError(t, err)
 		assert.Equal(t, "https://example.com/", res.URL)
@@ -31,11 +31,12 @@ func TestNavigateRoundTrip(t *testing.T) {
 func TestBrowserActions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Pages["https://shop.example/"] = fakeext.Page{Title: "Shop", Text: map[string]string{"": "Welcome", "h1": "Shop"}}
-		b.Image = bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 10)
+		b := extbridgetest.NewBrowser()
+		b.SetPage("https://shop.example/", extbridgetest.Page{Title: "Shop", Text: map[string]string{"": "Welcome", "h1": "Shop"}})
+		image := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 10)
+		b.SetImage(image)
 		b.OpenTab("https://docs.example/")
-		e.dial(fakeext.Options(browserExt(b)))
+		e.dial(extbridgetest.Options{Browser: b})
 		ctx := t.Context()
 
 		_, err := e.hub.Navigate(ctx, "https://shop.example/")
@@ -52,15 +53,15 @@ func TestBrowserActions(t *testing.T) {
 		require.NoError(t, err)
 		shot, err := e.hub.Screenshot(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, b.Image, shot.Data)
+		assert.Equal(t, image, shot.Data)
 		assert.Equal(t, "image/png", shot.MIMEType)
 		assert.Equal(t, "Shop", shot.Title)
 		tabs, err := e.hub.Tabs(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, []Tab{{Index: 0, URL: "https://shop.example/", Title: "Shop", Active: true},
 			{Index: 1, URL: "https://docs.example/", Title: "Page https://docs.example/"}}, tabs)
-		assert.Equal(t, []string{"button.buy"}, b.Clicks)
-		assert.Equal(t, "socks", b.Values["input[name=q]"])
+		assert.Equal(t, []string{"button.buy"}, b.Clicks())
+		assert.Equal(t, "socks", b.Value("input[name=q]"))
 
 		_, err = e.hub.Read(ctx, "#missing")
 		var cmdErr *CommandError
@@ -97,7 +98,7 @@ func TestCommandFrames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				ext := e.dial(fakeext.Options{})
+				ext := e.dial(extbridgetest.Options{})
 				errc := make(chan error, 1)
 				go func() { errc <- tt.run(t.Context(), e.hub) }()
 				cmd, err := ext.NextCommand(t.Context())
@@ -107,7 +108,7 @@ func TestCommandFrames(t *testing.T) {
 				assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, got["id"])
 				delete(got, "id")
 				assert.Equal(t, tt.want, got)
-				require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{}))
+				require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{}))
 				assert.NoError(t, <-errc)
 			})
 		})
@@ -117,7 +118,7 @@ func TestCommandFrames(t *testing.T) {
 func TestCommandParamsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options{})
+		e.dial(extbridgetest.Options{})
 		for _, params := range []string{`{"id":"x"}`, `{"timeout_ms":1}`, `[1]`, `{"a":1,"a":2}`, `nope`} {
 			_, err := e.hub.Command(t.Context(), BrowserCommand{Action: "scroll", Params: json.RawMessage(params)})
 			assert.Error(t, err, params)
@@ -130,7 +131,7 @@ func TestCommandParamsRefused(t *testing.T) {
 func TestCommandTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { return nil }})
+		e.dial(extbridgetest.Options{Browser: answer(func(_ *extbridgetest.Command) *extbridgetest.Result { return nil })})
 
 		start := time.Now()
 		_, err := e.hub.Navigate(t.Context(), "https://slow/")
@@ -177,7 +178,7 @@ func TestNotConnectedWording(t *testing.T) {
 func TestResultsIgnoredAndTolerated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		ctx := t.Context()
 		errc := make(chan error, 1)
 		var res *BrowserResult
@@ -194,7 +195,7 @@ func TestResultsIgnoredAndTolerated(t *testing.T) {
 		require.NoError(t, <-errc)
 		assert.Equal(t, "", res.Content)
 		assert.JSONEq(t, `{"x":1}`, gjson(t, res.Raw, "future"))
-		require.NoError(t, ext.Reply(ctx, cmd.ID, &fakeext.Result{Error: "late duplicate"}))
+		require.NoError(t, ext.Reply(ctx, cmd.ID, &extbridgetest.Result{Error: "late duplicate"}))
 
 		// A malformed result with a readable id fails its command at once.
 		go func() {
@@ -219,24 +220,24 @@ func TestScreenshotImages(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n-image-")
 	tests := []struct {
 		name     string
-		result   fakeext.Result
+		result   extbridgetest.Result
 		wantMIME string
 		wantErr  error
 	}{
-		{"png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/png"}, "image/png", nil},
-		{"empty mime means png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png)}, "image/png", nil},
-		{"jpeg", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/jpeg"}, "image/jpeg", nil},
-		{"data url", fakeext.Result{Image: "data:image/webp;base64," + base64.StdEncoding.EncodeToString(png)}, "image/webp", nil},
-		{"unpadded", fakeext.Result{Image: base64.RawStdEncoding.EncodeToString(png)}, "image/png", nil},
-		{"empty image", fakeext.Result{URL: "https://a/"}, "", ErrInvalidResult},
-		{"bad base64", fakeext.Result{Image: "!!!!"}, "", ErrInvalidResult},
-		{"data url not base64", fakeext.Result{Image: "data:image/png,abc"}, "", ErrInvalidResult},
+		{"png", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/png"}, "image/png", nil},
+		{"empty mime means png", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"jpeg", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/jpeg"}, "image/jpeg", nil},
+		{"data url", extbridgetest.Result{Image: "data:image/webp;base64," + base64.StdEncoding.EncodeToString(png)}, "image/webp", nil},
+		{"unpadded", extbridgetest.Result{Image: base64.RawStdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"empty image", extbridgetest.Result{URL: "https://a/"}, "", ErrInvalidResult},
+		{"bad base64", extbridgetest.Result{Image: "!!!!"}, "", ErrInvalidResult},
+		{"data url not base64", extbridgetest.Result{Image: "data:image/png,abc"}, "", ErrInvalidResult},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { r := tt.result; return &r }})
+				e.dial(extbridgetest.Options{Browser: answer(func(_ *extbridgetest.Command) *extbridgetest.Result { r := tt.result; return &r })})
 				shot, err := e.hub.Screenshot(t.Context())
 				if tt.wantErr != nil {
 					assert.ErrorIs(t, err, tt.wantErr)
@@ -253,13 +254,14 @@ func TestScreenshotImages(t *testing.T) {
 func TestTenMegabyteScreenshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Image = bytes.Repeat([]byte("0123456789abcdef"), 10<<20/16)
-		e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		image := bytes.Repeat([]byte("0123456789abcdef"), 10<<20/16)
+		b.SetImage(image)
+		e.dial(extbridgetest.Options{Browser: b})
 		shot, err := e.hub.Screenshot(t.Context())
 		require.NoError(t, err)
 		assert.Len(t, shot.Data, 10<<20)
-		assert.True(t, bytes.Equal(b.Image, shot.Data))
+		assert.True(t, bytes.Equal(image, shot.Data))
 		// The connection is still usable afterwards.
 		_, err = e.hub.Tabs(t.Context())
 		assert.NoError(t, err)
@@ -269,7 +271,7 @@ func TestTenMegabyteScreenshot(t *testing.T) {
 func TestCommandAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options(browserExt(fakeext.NewBrowser())))
+		e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()})
 		require.NoError(t, e.hub.Close())
 		_, err := e.hub.Tabs(t.Context())
 		assert.ErrorIs(t, err, ErrClosed)
@@ -281,16 +283,16 @@ func TestCommandAfterClose(t *testing.T) {
 func TestCommandErrorStrings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{OnCommand: func(c fakeext.Command) *fakeext.Result {
+		ext := e.dial(extbridgetest.Options{Browser: answer(func(c *extbridgetest.Command) *extbridgetest.Result {
 			if c.Action == ActionScreenshot {
-				return &fakeext.Result{Image: "!!!!"}
+				return &extbridgetest.Result{Image: "!!!!"}
 			}
-			return &fakeext.Result{}
-		}})
+			return &extbridgetest.Result{}
+		})})
 		_, err := e.hub.Screenshot(t.Context())
 		assert.EqualError(t, err, "extbridge: screenshot: invalid result from the browser extension: image is not valid base64")
 
-		errc, _ := readInFlight(t, e, e.dial(fakeext.Options{}))
+		errc, _ := readInFlight(t, e, e.dial(extbridgetest.Options{}))
 		<-ext.Done()
 		require.NoError(t, e.hub.Close())
 		err = <-errc
