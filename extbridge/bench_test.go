@@ -29,7 +29,10 @@ func reportP50(b *testing.B, d []time.Duration) {
 func BenchmarkCommandRoundTrip(b *testing.B) {
 	e := newTCPEnv(b, HubOptions{})
 	result := &extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
-	e.dial(b, extbridgetest.Options{Browser: answer(func(_ *extbridgetest.Command) *extbridgetest.Result { return result })})
+	e.dial(b, extbridgetest.Options{
+		Browser: answer(func(*extbridgetest.Command) *extbridgetest.Result { return result }),
+		OnFrame: func(extbridgetest.Frame) {}, // record nothing
+	})
 	ctx := context.Background()
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()

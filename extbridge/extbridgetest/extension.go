@@ -325,8 +325,11 @@ func Connect(ctx context.Context, h http.Handler, opts *Options) (*Extension, er
 
 func (e *Extension) readLoop() {
 	defer e.wg.Done()
+	// Reads and the handlers' answers use no deadline (a context that can
+	// end costs coder/websocket a timer per call): Close ends them by
+	// closing the socket.
 	for {
-		_, data, err := e.ws.Read(e.ctx)
+		_, data, err := e.ws.Read(context.Background())
 		if err != nil {
 			e.finish(err)
 			return
@@ -345,7 +348,7 @@ func (e *Extension) handle(f Frame) {
 			if json.Unmarshal(f.Raw, &cmd) == nil {
 				cmd.Raw = f.Raw
 				if res := e.opts.Browser.HandleCommand(e.ctx, &cmd); res != nil {
-					_ = e.Reply(e.ctx, cmd.ID, res)
+					_ = e.Reply(context.Background(), cmd.ID, res)
 				}
 				answered = true
 			}
@@ -355,7 +358,7 @@ func (e *Extension) handle(f Frame) {
 			var req ApprovalRequest
 			if json.Unmarshal(f.Raw, &req) == nil {
 				if action := e.opts.Approvals.HandleApproval(e.ctx, &req); action != "" {
-					_ = e.Approve(e.ctx, req.RequestID, action)
+					_ = e.Approve(context.Background(), req.RequestID, action)
 					answered = true
 				}
 			}
