@@ -338,50 +338,65 @@ func (e *Extension) readLoop() {
 	}
 }
 
-// handle answers, routes or queues one frame.
+// handle records one frame, then answers, routes or queues it. Recording
+// comes first, so that a frame is in Received before the hub can see the
+// answer to it.
 func (e *Extension) handle(f Frame) {
-	answered := false
-	switch f.Type {
-	case "browser_command":
-		if e.opts.Browser != nil {
-			var cmd Command
-			if json.Unmarshal(f.Raw, &cmd) == nil {
-				cmd.Raw = f.Raw
-				if res := e.opts.Browser.HandleCommand(e.ctx, &cmd); res != nil {
-					_ = e.Reply(context.Background(), cmd.ID, res)
-				}
-				answered = true
-			}
-		}
-	case "approval_request":
-		if e.opts.Approvals != nil {
-			var req ApprovalRequest
-			if json.Unmarshal(f.Raw, &req) == nil {
-				if action := e.opts.Approvals.HandleApproval(e.ctx, &req); action != "" {
-					_ = e.Approve(context.Background(), req.RequestID, action)
-					answered = true
-				}
-			}
-		}
+	if e.opts.OnFrame == nil {
+		e.mu.Lock()
+		e.log = append(e.log, f)
+		e.mu.Unlock()
+	}
+	if e.answer(f) {
+		return
 	}
 	if e.opts.OnFrame != nil {
-		if !answered {
-			e.opts.OnFrame(f)
-		}
+		e.opts.OnFrame(f)
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.log = append(e.log, f)
-	if answered {
-		return
-	}
 	if w := e.takeWaiterLocked(f); w != nil {
 		w <- f
 		return
 	}
 	e.queue = append(e.queue, f)
 	e.notifyLocked()
+}
+
+// answer passes browser commands and approval requests to their handlers,
+// and reports whether the frame was answered.
+func (e *Extension) answer(f Frame) bool {
+	switch f.Type {
+	case "browser_command":
+		if e.opts.Browser == nil {
+			return false
+		}
+		var cmd Command
+		if json.Unmarshal(f.Raw, &cmd) != nil {
+			return false
+		}
+		cmd.Raw = f.Raw
+		if res := e.opts.Browser.HandleCommand(e.ctx, &cmd); res != nil {
+			_ = e.Reply(context.Background(), cmd.ID, res)
+		}
+		return true
+	case "approval_request":
+		if e.opts.Approvals == nil {
+			return false
+		}
+		var req ApprovalRequest
+		if json.Unmarshal(f.Raw, &req) != nil {
+			return false
+		}
+		action := e.opts.Approvals.HandleApproval(e.ctx, &req)
+		if action == "" {
+			return false
+		}
+		_ = e.Approve(context.Background(), req.RequestID, action)
+		return true
+	}
+	return false
 }
 
 // takeWaiterLocked returns the waiter of a reply to Request or CallTool.
