@@ -146,7 +146,9 @@ func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
 // (ErrTimeout), ErrDisconnected when the connection is lost or replaced
 // first, *CommandError when the extension reports a failure,
 // ErrInvalidResult for a result the hub cannot use, ErrClosed, or ctx's
-// error when it is cancelled.
+// error when it is cancelled. When the extension has stopped reading its
+// socket, Command may return up to HubOptions.WriteTimeout after ctx is
+// cancelled (the connection is then dropped as stalled).
 func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, error) {
 	if cmd.Action == "" {
 		return nil, errors.New("extbridge: browser command without action")
@@ -188,7 +190,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	h.mu.Unlock()
 	defer h.dropCall(call)
 
-	if err := c.send(ctx, frame); err != nil {
+	if err := c.sendNow(ctx, frame); err != nil {
 		if errors.Is(err, ErrDisconnected) {
 			return nil, &actionError{cmd.Action, err}
 		}

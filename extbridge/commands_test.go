@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -298,5 +299,38 @@ func TestCommandErrorStrings(t *testing.T) {
 		err = <-errc
 		assert.ErrorIs(t, err, ErrDisconnected)
 		assert.EqualError(t, err, "extbridge: read: browser extension disconnected: hub closed")
+	})
+}
+
+// TestCommandOrderAndAck: a browser command written in place never
+// overtakes frames queued before it, nor the hello ack.
+func TestCommandOrderAndAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var e *env
+		commanded := make(chan error, 1)
+		e = newEnv(t, HubOptions{OnConnect: func(ConnInfo) {
+			go func() {
+				_, err := e.hub.Tabs(t.Context())
+				commanded <- err
+			}()
+		}})
+		ext := e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()}) // the ack came first
+		require.NoError(t, <-commanded)
+
+		const n = 100
+		for i := range n {
+			require.NoError(t, e.hub.Emit(t.Context(), TextMessageContent("m", strconv.Itoa(i))))
+		}
+		_, err := e.hub.Click(t.Context(), "#after-the-events")
+		require.NoError(t, err)
+		var types []string
+		for _, f := range ext.Received() {
+			types = append(types, f.Type)
+		}
+		want := []string{"mode", "browser_command"}
+		for range n {
+			want = append(want, "chat_event")
+		}
+		assert.Equal(t, append(want, "browser_command"), types)
 	})
 }
