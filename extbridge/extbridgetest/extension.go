@@ -441,6 +441,12 @@ func frameType(data []byte) string {
 	const prefix = `{"type":"`
 	if rest, ok := bytes.CutPrefix(data, []byte(prefix)); ok {
 		if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+			switch string(rest[:i]) { // the common types without allocating
+			case "browser_command":
+				return "browser_command"
+			case "chat_event":
+				return "chat_event"
+			}
 			return string(rest[:i])
 		}
 	}
