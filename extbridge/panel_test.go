@@ -259,10 +259,7 @@ func TestSetModeAndSelectModelAlwaysAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &recordingBackend{mode: ModePlan, model: "openai/gpt-4o"}
 		e := newEnv(t, HubOptions{Backend: b})
-		ext, err := e.connect(extbridgetest.Options{})
-		require.NoError(t, err)
-		defer ext.Close()
-		assert.Equal(t, "mode", next(t, ext).Type)
+		ext := e.dial(extbridgetest.Options{})
 		for _, f := range []string{`{"type":"set_mode","mode":5}`, `{"type":"set_mode","Mode":"auto"}`} {
 			require.NoError(t, ext.SendRaw(t.Context(), []byte(f)))
 			assert.Equal(t, `{"type":"mode","mode":"plan"}`, string(next(t, ext).Raw), f)
