@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 type approvalOut struct {
@@ -41,7 +41,7 @@ func TestApprovalFromPanel(t *testing.T) {
 		t.Run(tt.action, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				ext := e.dial(fakeext.Options{})
+				ext := e.dial(extbridgetest.Options{})
 				out := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "r1", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
 				assert.JSONEq(t, `{"type":"approval_request","request_id":"r1","tool_name":"Bash","tool_args":"{\"command\":\"ls\"}"}`, string(next(t, ext).Raw))
 				require.NoError(t, ext.Send(t.Context(), map[string]string{"type": "approval_response", "request_id": "r1", "action": tt.action}))
@@ -58,7 +58,7 @@ func TestApprovalFromPanel(t *testing.T) {
 func TestApprovalFirstAnswerWinsAndResolvesOnlyItsID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		a := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "a", ToolName: "Bash"})
 		assert.Equal(t, "approval_request", next(t, ext).Type)
 		b := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "b", ToolName: "Write"})
@@ -92,7 +92,7 @@ func TestApprovalResentOnReconnectWithoutChatReplay(t *testing.T) {
 		// Raised while no extension is connected.
 		out := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "p1", ToolName: "Bash", ToolArgs: "{}"})
 		synctest.Wait()
-		first, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{}))
+		first, err := e.connect(extbridgetest.Options{})
 		require.NoError(t, err)
 		assert.Equal(t, "mode", next(t, first).Type)
 		assert.Equal(t, "approval_request", next(t, first).Type)
@@ -102,7 +102,7 @@ func TestApprovalResentOnReconnectWithoutChatReplay(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, e.hub.Emit(t.Context(), TextMessageContent("m1", "lost: nobody connected")))
 
-		second, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{}))
+		second, err := e.connect(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer second.Close()
 		assert.Equal(t, "mode", next(t, second).Type)
@@ -120,7 +120,7 @@ func TestApprovalResentOnReconnectWithoutChatReplay(t *testing.T) {
 func TestApprovalContextEndsWithdrawsRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		out := requestAsync(ctx, e.hub, ApprovalRequest{ID: "w"})

@@ -12,7 +12,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 // reportP50 reports the median of the per-operation durations in µs.
@@ -28,8 +28,11 @@ func reportP50(b *testing.B, d []time.Duration) {
 // fake extension and its result back, over loopback TCP.
 func BenchmarkCommandRoundTrip(b *testing.B) {
 	e := newTCPEnv(b, HubOptions{})
-	result := &fakeext.Result{URL: "https://example.com/", Title: "Example"}
-	e.dial(b, fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { return result }})
+	result := &extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
+	e.dial(b, extbridgetest.Options{
+		Browser: answer(func(*extbridgetest.Command) *extbridgetest.Result { return result }),
+		OnFrame: func(extbridgetest.Frame) {}, // record nothing
+	})
 	ctx := context.Background()
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
@@ -52,7 +55,7 @@ func BenchmarkChatEvents(b *testing.B) {
 	var received atomic.Int64
 	var target atomic.Int64
 	done := make(chan struct{}, 1)
-	e.dial(b, fakeext.Options{OnFrame: func(f fakeext.Frame) {
+	e.dial(b, extbridgetest.Options{OnFrame: func(f extbridgetest.Frame) {
 		if f.Type == "chat_event" && received.Add(1) == target.Load() {
 			done <- struct{}{}
 		}

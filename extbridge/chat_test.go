@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestEventConstructors(t *testing.T) {
@@ -84,7 +84,7 @@ func TestEmitInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
 		assert.NoError(t, e.hub.Emit(t.Context(), RunStarted("t", "r")), "no extension: dropped")
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		const n = 1000 // more than the send queue
 		go func() {
 			for i := range n {
@@ -108,7 +108,7 @@ func TestEmitInOrder(t *testing.T) {
 	})
 }
 
-func chatTypes(t *testing.T, ext *fakeext.Ext, n int) []string {
+func chatTypes(t *testing.T, ext *extbridgetest.Extension, n int) []string {
 	t.Helper()
 	var types []string
 	for range n {
@@ -127,7 +127,7 @@ func chatTypes(t *testing.T, ext *fakeext.Ext, n int) []string {
 func TestRunTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 
 		err := e.hub.RunTurn(t.Context(), "thread", "run1", func(ctx context.Context, turn *Turn) error {
 			return turn.Say(ctx, "m1", "hello")

@@ -122,7 +122,7 @@ func (h *Hub) Screenshot(ctx context.Context) (*Screenshot, error) {
 		return nil, err
 	}
 	if len(res.Image) == 0 {
-		return nil, fmt.Errorf("screenshot: no image in the result: %w", ErrInvalidResult)
+		return nil, &actionError{ActionScreenshot, fmt.Errorf("%w: no image in the result", ErrInvalidResult)}
 	}
 	return &Screenshot{Data: res.Image, MIMEType: res.ImageMIMEType, URL: res.URL, Title: res.Title}, nil
 }
@@ -146,7 +146,9 @@ func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
 // (ErrTimeout), ErrDisconnected when the connection is lost or replaced
 // first, *CommandError when the extension reports a failure,
 // ErrInvalidResult for a result the hub cannot use, ErrClosed, or ctx's
-// error when it is cancelled.
+// error when it is cancelled. When the extension has stopped reading its
+// socket, Command may return up to HubOptions.WriteTimeout after ctx is
+// cancelled (the connection is then dropped as stalled).
 func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, error) {
 	if cmd.Action == "" {
 		return nil, errors.New("extbridge: browser command without action")
@@ -188,9 +190,9 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	h.mu.Unlock()
 	defer h.dropCall(call)
 
-	if err := c.send(ctx, frame); err != nil {
+	if err := c.sendNow(ctx, frame); err != nil {
 		if errors.Is(err, ErrDisconnected) {
-			return nil, fmt.Errorf("extbridge: %s: %w", cmd.Action, err)
+			return nil, &actionError{cmd.Action, err}
 		}
 		return nil, err
 	}
@@ -199,7 +201,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	select {
 	case o := <-call.done:
 		if o.err != nil {
-			return nil, fmt.Errorf("extbridge: %s: %w", cmd.Action, o.err)
+			return nil, &actionError{cmd.Action, o.err}
 		}
 		return resultOf(cmd.Action, o.res)
 	case <-timer.C:
@@ -259,7 +261,7 @@ func resultOf(action string, f *resultFrame) (*BrowserResult, error) {
 	if f.Image != "" {
 		data, mime, err := decodeImage(f.Image)
 		if err != nil {
-			return nil, fmt.Errorf("extbridge: %s: %w", action, err)
+			return nil, &actionError{action, err}
 		}
 		res.Image = data
 		if res.ImageMIMEType == "" {
@@ -279,7 +281,7 @@ func decodeImage(s string) ([]byte, string, error) {
 	if rest, ok := strings.CutPrefix(s, "data:"); ok {
 		header, payload, found := strings.Cut(rest, ",")
 		if !found || !strings.HasSuffix(header, ";base64") {
-			return nil, "", fmt.Errorf("image data URL is not base64: %w", ErrInvalidResult)
+			return nil, "", fmt.Errorf("%w: image data URL is not base64", ErrInvalidResult)
 		}
 		mime = strings.TrimSuffix(header, ";base64")
 		s = payload
@@ -290,10 +292,10 @@ func decodeImage(s string) ([]byte, string, error) {
 	}
 	data, err := enc.DecodeString(s)
 	if err != nil {
-		return nil, "", fmt.Errorf("image is not valid base64: %w", ErrInvalidResult)
+		return nil, "", fmt.Errorf("%w: image is not valid base64", ErrInvalidResult)
 	}
 	if len(data) == 0 {
-		return nil, "", fmt.Errorf("empty image: %w", ErrInvalidResult)
+		return nil, "", fmt.Errorf("%w: empty image", ErrInvalidResult)
 	}
 	return data, mime, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,15 +13,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestNavigateRoundTrip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain"}
-		e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		b.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain"})
+		e.dial(extbridgetest.Options{Browser: b})
 		res, err := e.hub.Navigate(t.Context(), "https://example.com/")
 		require.NoError(t, err)
 		assert.Equal(t, "https://example.com/", res.URL)
@@ -31,11 +32,12 @@ func TestNavigateRoundTrip(t *testing.T) {
 func TestBrowserActions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Pages["https://shop.example/"] = fakeext.Page{Title: "Shop", Text: map[string]string{"": "Welcome", "h1": "Shop"}}
-		b.Image = bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 10)
+		b := extbridgetest.NewBrowser()
+		b.SetPage("https://shop.example/", extbridgetest.Page{Title: "Shop", Text: map[string]string{"": "Welcome", "h1": "Shop"}})
+		image := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 10)
+		b.SetImage(image)
 		b.OpenTab("https://docs.example/")
-		e.dial(fakeext.Options(browserExt(b)))
+		e.dial(extbridgetest.Options{Browser: b})
 		ctx := t.Context()
 
 		_, err := e.hub.Navigate(ctx, "https://shop.example/")
@@ -52,15 +54,15 @@ func TestBrowserActions(t *testing.T) {
 		require.NoError(t, err)
 		shot, err := e.hub.Screenshot(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, b.Image, shot.Data)
+		assert.Equal(t, image, shot.Data)
 		assert.Equal(t, "image/png", shot.MIMEType)
 		assert.Equal(t, "Shop", shot.Title)
 		tabs, err := e.hub.Tabs(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, []Tab{{Index: 0, URL: "https://shop.example/", Title: "Shop", Active: true},
 			{Index: 1, URL: "https://docs.example/", Title: "Page https://docs.example/"}}, tabs)
-		assert.Equal(t, []string{"button.buy"}, b.Clicks)
-		assert.Equal(t, "socks", b.Values["input[name=q]"])
+		assert.Equal(t, []string{"button.buy"}, b.Clicks())
+		assert.Equal(t, "socks", b.Value("input[name=q]"))
 
 		_, err = e.hub.Read(ctx, "#missing")
 		var cmdErr *CommandError
@@ -97,7 +99,7 @@ func TestCommandFrames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				ext := e.dial(fakeext.Options{})
+				ext := e.dial(extbridgetest.Options{})
 				errc := make(chan error, 1)
 				go func() { errc <- tt.run(t.Context(), e.hub) }()
 				cmd, err := ext.NextCommand(t.Context())
@@ -107,7 +109,7 @@ func TestCommandFrames(t *testing.T) {
 				assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, got["id"])
 				delete(got, "id")
 				assert.Equal(t, tt.want, got)
-				require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{}))
+				require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{}))
 				assert.NoError(t, <-errc)
 			})
 		})
@@ -117,7 +119,7 @@ func TestCommandFrames(t *testing.T) {
 func TestCommandParamsRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options{})
+		e.dial(extbridgetest.Options{})
 		for _, params := range []string{`{"id":"x"}`, `{"timeout_ms":1}`, `[1]`, `{"a":1,"a":2}`, `nope`} {
 			_, err := e.hub.Command(t.Context(), BrowserCommand{Action: "scroll", Params: json.RawMessage(params)})
 			assert.Error(t, err, params)
@@ -130,7 +132,7 @@ func TestCommandParamsRefused(t *testing.T) {
 func TestCommandTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { return nil }})
+		e.dial(extbridgetest.Options{Browser: answer(func(_ *extbridgetest.Command) *extbridgetest.Result { return nil })})
 
 		start := time.Now()
 		_, err := e.hub.Navigate(t.Context(), "https://slow/")
@@ -177,7 +179,7 @@ func TestNotConnectedWording(t *testing.T) {
 func TestResultsIgnoredAndTolerated(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		ctx := t.Context()
 		errc := make(chan error, 1)
 		var res *BrowserResult
@@ -194,7 +196,7 @@ func TestResultsIgnoredAndTolerated(t *testing.T) {
 		require.NoError(t, <-errc)
 		assert.Equal(t, "", res.Content)
 		assert.JSONEq(t, `{"x":1}`, gjson(t, res.Raw, "future"))
-		require.NoError(t, ext.Reply(ctx, cmd.ID, &fakeext.Result{Error: "late duplicate"}))
+		require.NoError(t, ext.Reply(ctx, cmd.ID, &extbridgetest.Result{Error: "late duplicate"}))
 
 		// A malformed result with a readable id fails its command at once.
 		go func() {
@@ -219,24 +221,24 @@ func TestScreenshotImages(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n-image-")
 	tests := []struct {
 		name     string
-		result   fakeext.Result
+		result   extbridgetest.Result
 		wantMIME string
 		wantErr  error
 	}{
-		{"png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/png"}, "image/png", nil},
-		{"empty mime means png", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png)}, "image/png", nil},
-		{"jpeg", fakeext.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/jpeg"}, "image/jpeg", nil},
-		{"data url", fakeext.Result{Image: "data:image/webp;base64," + base64.StdEncoding.EncodeToString(png)}, "image/webp", nil},
-		{"unpadded", fakeext.Result{Image: base64.RawStdEncoding.EncodeToString(png)}, "image/png", nil},
-		{"empty image", fakeext.Result{URL: "https://a/"}, "", ErrInvalidResult},
-		{"bad base64", fakeext.Result{Image: "!!!!"}, "", ErrInvalidResult},
-		{"data url not base64", fakeext.Result{Image: "data:image/png,abc"}, "", ErrInvalidResult},
+		{"png", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/png"}, "image/png", nil},
+		{"empty mime means png", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"jpeg", extbridgetest.Result{Image: base64.StdEncoding.EncodeToString(png), ImageMIMEType: "image/jpeg"}, "image/jpeg", nil},
+		{"data url", extbridgetest.Result{Image: "data:image/webp;base64," + base64.StdEncoding.EncodeToString(png)}, "image/webp", nil},
+		{"unpadded", extbridgetest.Result{Image: base64.RawStdEncoding.EncodeToString(png)}, "image/png", nil},
+		{"empty image", extbridgetest.Result{URL: "https://a/"}, "", ErrInvalidResult},
+		{"bad base64", extbridgetest.Result{Image: "!!!!"}, "", ErrInvalidResult},
+		{"data url not base64", extbridgetest.Result{Image: "data:image/png,abc"}, "", ErrInvalidResult},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				e.dial(fakeext.Options{OnCommand: func(fakeext.Command) *fakeext.Result { r := tt.result; return &r }})
+				e.dial(extbridgetest.Options{Browser: answer(func(_ *extbridgetest.Command) *extbridgetest.Result { r := tt.result; return &r })})
 				shot, err := e.hub.Screenshot(t.Context())
 				if tt.wantErr != nil {
 					assert.ErrorIs(t, err, tt.wantErr)
@@ -253,13 +255,14 @@ func TestScreenshotImages(t *testing.T) {
 func TestTenMegabyteScreenshot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		b.Image = bytes.Repeat([]byte("0123456789abcdef"), 10<<20/16)
-		e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		image := bytes.Repeat([]byte("0123456789abcdef"), 10<<20/16)
+		b.SetImage(image)
+		e.dial(extbridgetest.Options{Browser: b})
 		shot, err := e.hub.Screenshot(t.Context())
 		require.NoError(t, err)
 		assert.Len(t, shot.Data, 10<<20)
-		assert.True(t, bytes.Equal(b.Image, shot.Data))
+		assert.True(t, bytes.Equal(image, shot.Data))
 		// The connection is still usable afterwards.
 		_, err = e.hub.Tabs(t.Context())
 		assert.NoError(t, err)
@@ -269,9 +272,65 @@ func TestTenMegabyteScreenshot(t *testing.T) {
 func TestCommandAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options(browserExt(fakeext.NewBrowser())))
+		e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()})
 		require.NoError(t, e.hub.Close())
 		_, err := e.hub.Tabs(t.Context())
 		assert.ErrorIs(t, err, ErrClosed)
+	})
+}
+
+// TestCommandErrorStrings: wrapped errors name the package and the action
+// once.
+func TestCommandErrorStrings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		ext := e.dial(extbridgetest.Options{Browser: answer(func(c *extbridgetest.Command) *extbridgetest.Result {
+			if c.Action == ActionScreenshot {
+				return &extbridgetest.Result{Image: "!!!!"}
+			}
+			return &extbridgetest.Result{}
+		})})
+		_, err := e.hub.Screenshot(t.Context())
+		assert.EqualError(t, err, "extbridge: screenshot: invalid result from the browser extension: image is not valid base64")
+
+		errc, _ := readInFlight(t, e, e.dial(extbridgetest.Options{}))
+		<-ext.Done()
+		require.NoError(t, e.hub.Close())
+		err = <-errc
+		assert.ErrorIs(t, err, ErrDisconnected)
+		assert.EqualError(t, err, "extbridge: read: browser extension disconnected: hub closed")
+	})
+}
+
+// TestCommandOrderAndAck: a browser command written in place never
+// overtakes frames queued before it, nor the hello ack.
+func TestCommandOrderAndAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var e *env
+		commanded := make(chan error, 1)
+		e = newEnv(t, HubOptions{OnConnect: func(ConnInfo) {
+			go func() {
+				_, err := e.hub.Tabs(t.Context())
+				commanded <- err
+			}()
+		}})
+		ext := e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()}) // the ack came first
+		require.NoError(t, <-commanded)
+
+		const n = 100
+		for i := range n {
+			require.NoError(t, e.hub.Emit(t.Context(), TextMessageContent("m", strconv.Itoa(i))))
+		}
+		_, err := e.hub.Click(t.Context(), "#after-the-events")
+		require.NoError(t, err)
+		var types []string
+		for _, f := range ext.Received() {
+			types = append(types, f.Type)
+		}
+		want := []string{"mode", "browser_command"}
+		for range n {
+			want = append(want, "chat_event")
+		}
+		assert.Equal(t, append(want, "browser_command"), types)
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,7 +53,14 @@ type extConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out      chan []byte   // outbound frames, bounded
+	// Outbound frames wait in out (bounded) and wake tells the writer
+	// goroutine about them. wmu is held by whoever writes frames, the
+	// writer goroutine or a sender writing in place (sendNow); frames leave
+	// out only under it, so a frame written in place never overtakes a
+	// queued one.
+	out      chan []byte
+	wake     chan struct{}
+	wmu      sync.Mutex
 	done     chan struct{} // closed when the connection begins to end
 	ended    bool          // guarded by hub.mu
 	endErr   error         // why it ended, set before done is closed
@@ -62,6 +68,7 @@ type extConn struct {
 	graceful bool // drain the queue before the close frame
 
 	authenticated atomic.Bool
+	endedFlag     atomic.Bool  // ended, for the reader, which takes no lock per frame
 	lastSeen      atomic.Int64 // unix nanoseconds of the last frame or pong
 
 	toolsMu sync.Mutex
@@ -185,6 +192,7 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		raw:   rec.conn,
 		cork:  rec.cork,
 		out:   make(chan []byte, h.opts.SendQueue),
+		wake:  make(chan struct{}, 1),
 		done:  make(chan struct{}),
 		tools: map[string]struct{}{},
 	}
@@ -286,9 +294,13 @@ func (c *extConn) activate() error {
 	modeJSON, _ := json.Marshal(modeFrame{Type: typeMode, Mode: mode})
 	initial := [][]byte{helloAckJSON, modeJSON}
 
+	// The writer goroutine owns wmu until it has written the initial
+	// frames: nothing may be written in place before the ack.
+	c.wmu.Lock()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
+		c.wmu.Unlock()
 		return errHandshakeState
 	}
 	old := h.cur.Load()
@@ -333,6 +345,12 @@ func (c *extConn) readLoop() {
 			return
 		}
 		c.touch()
+		if c.endedFlag.Load() {
+			// Replaced or closing: the socket stays open only for the close
+			// handshake, and nothing it still sends is acted on.
+			c.ignored("connection ended", "", len(data), nil)
+			continue
+		}
 		if typ != websocket.MessageText {
 			h.log.Debug("extbridge: ignored binary frame", "size", len(data))
 			continue
@@ -343,22 +361,27 @@ func (c *extConn) readLoop() {
 
 func (c *extConn) touch() { c.lastSeen.Store(time.Now().UnixNano()) }
 
-// writeLoop is the connection's one writer. Each write has a deadline; a
-// failed or stalled write ends the connection.
+// writeLoop is the connection's writer goroutine: it writes the initial
+// frames (holding wmu since activate), then the queued frames as they come.
+// Each write has a deadline; a failed or stalled write ends the connection.
 func (c *extConn) writeLoop(initial [][]byte) {
 	defer c.wg.Done()
+	ok := true
 	for _, f := range initial {
-		if !c.write(f) {
-			return
+		if ok = c.write(f); !ok {
+			break
 		}
 	}
-	for {
+	c.wmu.Unlock()
+	for ok {
 		select {
-		case f := <-c.out:
-			if !c.writeBurst(f) {
-				return
-			}
+		case <-c.wake:
+			c.wmu.Lock()
+			ok = c.drain()
+			c.wmu.Unlock()
 		case <-c.done:
+			c.wmu.Lock()
+			defer c.wmu.Unlock()
 			if c.graceful {
 				for drained := false; !drained; {
 					select {
@@ -377,12 +400,32 @@ func (c *extConn) writeLoop(initial [][]byte) {
 	}
 }
 
-// writeBurst writes f and, when more small frames are already queued, them
-// too, in one system call.
-func (c *extConn) writeBurst(f []byte) bool {
-	if c.cork == nil || len(c.out) == 0 || len(f) > maxCorkFrame {
-		return c.write(f)
+// drain writes the queued frames (wmu held). Runs of small frames are sent
+// in one system call, at most maxCorkFrames frames or maxCorkBytes bytes
+// at a time.
+func (c *extConn) drain() bool {
+	for {
+		var f []byte
+		select {
+		case f = <-c.out:
+		default:
+			return true
+		}
+		if c.cork == nil || len(c.out) == 0 || len(f) > maxCorkFrame {
+			if !c.write(f) {
+				return false
+			}
+			continue
+		}
+		if !c.writeBurst(f) {
+			return false
+		}
 	}
+}
+
+// writeBurst writes f and the small frames queued after it in one system
+// call.
+func (c *extConn) writeBurst(f []byte) bool {
 	c.cork.setCork()
 	ok := c.write(f)
 	for n, size := 1, len(f); ok && n < maxCorkFrames && size < maxCorkBytes; n++ {
@@ -490,6 +533,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 		return nil, false
 	}
 	c.ended = true
+	c.endedFlag.Store(true)
 	c.endErr, c.endCode = cause, code
 	c.graceful = errors.Is(cause, ErrClosed)
 	if h.cur.Load() == c {
@@ -505,7 +549,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	}
 	if c.authenticated.Load() {
 		if cb := h.opts.OnDisconnect; cb != nil {
-			info, err := c.info, fmt.Errorf("%w: %w", ErrDisconnected, cause)
+			info, err := c.info, error(&disconnectedError{cause})
 			h.notifyLocked(func() { cb(info, err) })
 		}
 	}
@@ -515,7 +559,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 // afterEnd completes the first terminate, outside h.mu.
 func (c *extConn) afterEnd(failed []*pendingCall) {
 	for _, call := range failed {
-		call.finish(callOutcome{err: fmt.Errorf("%w: %w", ErrDisconnected, c.endErr)})
+		call.finish(callOutcome{err: &disconnectedError{c.endErr}})
 	}
 	close(c.done)
 	c.cancel()
@@ -543,12 +587,43 @@ func (c *extConn) send(ctx context.Context, frame []byte) error {
 	}
 	select {
 	case c.out <- frame:
-		return nil
 	case <-c.done:
 		return ErrDisconnected
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	select {
+	case c.wake <- struct{}{}:
+	default: // the writer is already woken
+	}
+	return nil
+}
+
+// sendNow writes frame in place when nothing is being written or queued,
+// saving the hand-off to the writer goroutine (a browser command's
+// latency); otherwise it queues it as send does. The write has the same
+// deadline as the writer's, so it is taken only when ctx allows that long:
+// a write to a socket the extension has stopped reading blocks until then.
+func (c *extConn) sendNow(ctx context.Context, frame []byte) error {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < c.hub.opts.WriteTimeout {
+		return c.send(ctx, frame)
+	}
+	if c.wmu.TryLock() {
+		if len(c.out) == 0 {
+			if c.endedFlag.Load() {
+				c.wmu.Unlock()
+				return ErrDisconnected
+			}
+			ok := c.write(frame)
+			c.wmu.Unlock()
+			if !ok {
+				return ErrDisconnected
+			}
+			return nil
+		}
+		c.wmu.Unlock()
+	}
+	return c.send(ctx, frame)
 }
 
 // sendJSON marshals v and queues it under the connection's context.

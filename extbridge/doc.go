@@ -33,8 +33,8 @@
 // browser_hello with the right token within HelloTimeout; otherwise the hub
 // closes with 1008 (policy violation). A newcomer that fails or stays silent
 // never disturbs the current connection; a newly authenticated one replaces
-// it, and the replaced connection's in-flight commands fail at once with
-// ErrDisconnected. The hub pings every PingInterval and drops an extension
+// it, the replaced connection's in-flight commands fail at once with
+// ErrDisconnected, and whatever it still sends is ignored. The hub pings every PingInterval and drops an extension
 // silent for LivenessTimeout. Frames that are not JSON objects with a type,
 // of unknown types, or malformed are ignored and the connection kept.
 //
@@ -51,7 +51,9 @@
 //
 // All methods of Hub and InputHistory are safe for concurrent use. Each
 // connection has one reader goroutine (the HTTP handler's), one writer and
-// one pinger; each tool request runs in its own goroutine. Backend methods
+// one pinger; each tool request runs in its own goroutine. A browser command
+// is written by its caller when nothing is queued or being written (else
+// queued for the writer), always behind the frames queued before it. Backend methods
 // are called from the reader, one at a time, in frame order. OnConnect and
 // OnDisconnect are called one at a time, in order, from a hub goroutine.
 // Close and Shutdown wait for every goroutine the hub started; Close is

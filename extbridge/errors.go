@@ -3,6 +3,7 @@ package extbridge
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // ErrNotConnected is matched (errors.Is) by the error of a browser command
@@ -103,6 +104,36 @@ type CommandError struct {
 // it).
 func (e *CommandError) Error() string {
 	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
+}
+
+// actionError is an error of a browser command: its text names the package
+// and the action once ("extbridge: navigate: browser extension
+// disconnected: …").
+type actionError struct {
+	action string
+	err    error
+}
+
+func (e *actionError) Error() string {
+	return "extbridge: " + e.action + ": " + unprefixed(e.err)
+}
+
+func (e *actionError) Unwrap() error { return e.err }
+
+// disconnectedError is ErrDisconnected with its cause (replaced, lost,
+// closed), both matched by errors.Is.
+type disconnectedError struct{ cause error }
+
+func (e *disconnectedError) Error() string {
+	return ErrDisconnected.Error() + ": " + unprefixed(e.cause)
+}
+
+func (e *disconnectedError) Unwrap() []error { return []error{ErrDisconnected, e.cause} }
+
+// unprefixed returns err's text without the package prefix, for errors
+// whose wrapper already carries it.
+func unprefixed(err error) string {
+	return strings.TrimPrefix(err.Error(), "extbridge: ")
 }
 
 // maxErrorText bounds how much of a peer's text an error string repeats, so

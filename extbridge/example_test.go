@@ -7,11 +7,11 @@ import (
 	"net"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 // The hub serves on a loopback listener; here a scripted fake extension
-// plays the browser.
+// from extbridgetest plays the browser.
 func Example() {
 	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
@@ -24,10 +24,10 @@ func Example() {
 	}
 	go hub.Serve(l)
 
-	browser := fakeext.NewBrowser()
-	browser.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain", Text: map[string]string{"h1": "Example Domain"}}
-	ext, err := fakeext.Dial(context.Background(), fakeext.Options{
-		URL: "ws://" + l.Addr().String() + "/ws", Token: "example-token", OnCommand: browser.Handle,
+	browser := extbridgetest.NewBrowser()
+	browser.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain", Text: map[string]string{"h1": "Example Domain"}})
+	ext, err := extbridgetest.Dial(context.Background(), "ws://"+l.Addr().String()+"/ws", &extbridgetest.Options{
+		Token: "example-token", Browser: browser,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -2,6 +2,7 @@ package extbridge
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -20,12 +21,14 @@ func FuzzInboundFrame(f *testing.F) {
 		`{"type":"browser_result","id":"x","image":"aGk=","image_mime_type":"image/png"}`,
 		`{"type":"browser_result","id":"x","tabs":[{"index":0,"url":"u","title":"t","active":true}]}`,
 		`{"type":"browser_result","id":"x","tabs":"bad"}`,
+		`{"type":"browser_result","id":"x","content":"caf\u00e9 \"q\" \ud83d\ude00","title":"\u00ff","url":null,"events":[1, {"a":2}]}`,
 		`{"type":"list_conversations"}`, `{"type":"resume_conversation","id":"abc"}`, `{"type":"new_session"}`,
 		`{"type":"user_message","content":"hi","attachments":[{"x":1}]}`, `{"type":"interrupt"}`,
 		`{"type":"list_history"}`, `{"type":"list_skills"}`, `{"type":"list_models"}`,
 		`{"type":"select_model","model":"a/b"}`, `{"type":"set_mode","mode":"auto"}`,
 		`{"type":"approval_response","request_id":"r","action":"approve"}`,
 		`{"type":"tool_request","id":"t","tool_name":"Bash","tool_args":"{}"}`, `{"type":"ping"}`,
+		`{"type":"tool_request","id":"t","tool_args":{"command":"ls"}}`, `{"type":"set_mode","mode":5}`,
 		`{"type":"future","x":[1,{"y":null}]}`, `{"type":"a","type":"b"}`, `{"type":"set_mode","Mode":"auto"}`,
 		`[]`, `null`, `"x"`, `{`, `{"type":1}`, "{\"type\":\"\\u0070ing\"}",
 	}
@@ -52,6 +55,26 @@ func FuzzInboundFrame(f *testing.F) {
 		if rf, ok := frame.(*resultFrame); ok && rf.decodeErr != nil {
 			if rf.ID == "" {
 				t.Fatal("malformed result without id")
+			}
+			return
+		}
+		if rf, ok := frame.(*resultFrame); ok {
+			// The one-walk decoder agrees with decoding the whole frame.
+			var ref resultFrame
+			if strictjson.Unmarshal(data, &ref) == nil {
+				got := *rf
+				got.raw, ref.raw = nil, nil
+				if len(got.Events) == 0 && len(ref.Events) == 0 {
+					got.Events, ref.Events = nil, nil
+				}
+				if !reflect.DeepEqual(got, ref) {
+					t.Fatalf("result decoded as %+v, encoding/json says %+v", got, ref)
+				}
+			}
+		}
+		if tf, ok := frame.(*toolRequestFrame); ok && tf.decodeErr != nil {
+			if tf.ID == "" {
+				t.Fatal("malformed tool request without id")
 			}
 			return
 		}

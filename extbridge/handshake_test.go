@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 // readClose reads until the hub closes the raw connection and returns the
@@ -54,7 +55,7 @@ func TestHandshakeRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{})
-				ws, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+				ws, _, err := e.dialRaw(extbridgetest.Options{})
 				require.NoError(t, err)
 				defer ws.CloseNow()
 				start := time.Now()
@@ -75,7 +76,7 @@ func TestHandshakeRefusals(t *testing.T) {
 // hub's close frame could not pass the client's unfinished oversized write.
 func TestOversizedBeforeHello(t *testing.T) {
 	e := newTCPEnv(t, HubOptions{})
-	ws, _, err := fakeext.DialRaw(t.Context(), fakeext.Options{URL: e.url})
+	ws, _, err := extbridgetest.DialRaw(t.Context(), e.url, nil)
 	require.NoError(t, err)
 	defer ws.CloseNow()
 	big := `{"type":"browser_hello","pad":"` + strings.Repeat("x", DefaultPreHelloReadLimit) + `"}`
@@ -93,7 +94,7 @@ func sendText(s string) func(context.Context, *websocket.Conn) error {
 func TestHelloAckThenMode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ws, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		ws, _, err := e.dialRaw(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer ws.CloseNow()
 		require.NoError(t, sendText(`{"type":"browser_hello","token":"`+testToken+`","extension_version":"1.9.2\u0000\n"}`)(t.Context(), ws))
@@ -106,7 +107,7 @@ func TestHelloAckThenMode(t *testing.T) {
 		info, ok := e.hub.Extension()
 		require.True(t, ok)
 		assert.Equal(t, "1.9.2", info.Version, "control characters are dropped")
-		assert.Equal(t, fakeext.DefaultOrigin, info.Origin)
+		assert.Equal(t, extbridgetest.DefaultOrigin, info.Origin)
 	})
 }
 
@@ -158,7 +159,7 @@ func TestOrigins(t *testing.T) {
 func TestOriginRefusedBeforeUpgrade(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		_, resp, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{Origin: "https://evil.example"}))
+		_, resp, err := e.dialRaw(extbridgetest.Options{Origin: "https://evil.example"})
 		require.Error(t, err)
 		require.NotNil(t, resp)
 		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
@@ -192,10 +193,10 @@ func TestLoopbackOnly(t *testing.T) {
 func TestNewcomerWithoutHelloDoesNotDisturb(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		current := e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		current := e.dial(extbridgetest.Options{Browser: b})
 
-		newcomer, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		newcomer, _, err := e.dialRaw(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer newcomer.CloseNow()
 		closed := make(chan websocket.StatusCode, 1)
@@ -221,8 +222,8 @@ func TestNewcomerWithoutHelloDoesNotDisturb(t *testing.T) {
 func TestWrongTokenNewcomerDoesNotDisturb(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		e.dial(fakeext.Options(browserExt(fakeext.NewBrowser())))
-		_, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{Token: "wrong"}))
+		e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()})
+		_, err := e.connect(extbridgetest.Options{Token: "wrong"})
 		require.Error(t, err)
 		_, err = e.hub.Tabs(t.Context())
 		assert.NoError(t, err)
@@ -246,7 +247,7 @@ func TestReplacementFailsInFlightCommandsAtOnce(t *testing.T) {
 				assert.ErrorIs(t, err, ErrDisconnected)
 			},
 		})
-		first := e.dial(fakeext.Options{Version: "1"}) // never answers
+		first := e.dial(extbridgetest.Options{Version: "1"}) // never answers
 
 		const n = 50
 		errs := make(chan error, n)
@@ -261,7 +262,7 @@ func TestReplacementFailsInFlightCommandsAtOnce(t *testing.T) {
 			require.NoError(t, err)
 		}
 		start := time.Now()
-		second := e.dial(browserExt(fakeext.NewBrowser()).withVersion("2"))
+		second := e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser(), Version: "2"})
 		for range n {
 			err := <-errs
 			assert.ErrorIs(t, err, ErrDisconnected)
@@ -297,7 +298,7 @@ func TestWaitConnected(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- e.hub.WaitConnected(t.Context()) }()
 		synctest.Wait()
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		require.NoError(t, <-done)
 
 		ext.Close()
@@ -311,7 +312,7 @@ func TestWaitConnected(t *testing.T) {
 func TestDisconnectFailsCommandsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		errc, _ := readInFlight(t, e, ext)
 		start := time.Now()
 		ext.Close()
@@ -319,5 +320,44 @@ func TestDisconnectFailsCommandsAtOnce(t *testing.T) {
 		assert.ErrorIs(t, err, ErrDisconnected)
 		assert.False(t, errors.Is(err, ErrTimeout))
 		assert.Zero(t, time.Since(start))
+	})
+}
+
+// TestReplacedConnectionFramesIgnored checks that once a connection has been
+// replaced, frames it still sends (before its socket is gone) are not acted
+// on: no tool runs, no message reaches the backend, no approval is answered.
+func TestReplacedConnectionFramesIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &recordingBackend{}
+		var toolCalls atomic.Int32
+		e := newEnv(t, HubOptions{Backend: b, Tools: ToolHandlerFunc(func(context.Context, *ToolRequest) (*ToolResult, error) {
+			toolCalls.Add(1)
+			return &ToolResult{Success: true}, nil
+		})})
+		// The old connection stops reading, so that its socket stays open
+		// (until the write timeout) while it keeps sending.
+		old, err := e.connect(extbridgetest.Options{Stalled: true})
+		require.NoError(t, err)
+		defer old.Close()
+		out := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "a1", ToolName: "Bash"})
+		synctest.Wait()
+
+		current := e.dial(extbridgetest.Options{})
+		assert.Equal(t, "approval_request", next(t, current).Type)
+		for _, f := range []string{
+			`{"type":"tool_request","id":"t1","tool_name":"Bash","tool_args":"{}"}`,
+			`{"type":"user_message","content":"from the replaced panel"}`,
+			`{"type":"approval_response","request_id":"a1","action":"approve"}`,
+		} {
+			require.NoError(t, old.SendRaw(t.Context(), []byte(f)))
+		}
+		synctest.Wait()
+		assert.Zero(t, toolCalls.Load(), "no tool runs for a replaced connection")
+		b.mu.Lock()
+		assert.Empty(t, b.messages, "no user message from a replaced connection")
+		b.mu.Unlock()
+		assert.Len(t, e.hub.PendingApprovals(), 1, "a replaced connection cannot answer approvals")
+		require.NoError(t, current.SendRaw(t.Context(), []byte(`{"type":"approval_response","request_id":"a1","action":"reject"}`)))
+		assert.Equal(t, Rejected, (<-out).d)
 	})
 }

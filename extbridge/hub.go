@@ -132,6 +132,11 @@ func NewHub(opts HubOptions) (*Hub, error) {
 // from non-loopback peers and requests whose Host is not a loopback name
 // (DNS rebinding).
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Mounted on a program's own server, the hub learns its port from the
+	// requests, for the not-connected wording.
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.Port != 0 && int(h.port.Load()) != a.Port {
+		h.port.Store(int32(a.Port))
+	}
 	switch {
 	case r.URL.Path == "/ws":
 		h.serveWebSocket(w, r)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestNewHubOptions(t *testing.T) {
@@ -81,7 +82,7 @@ func TestListenAndServeAndAddr(t *testing.T) {
 	go func() { served <- h.ListenAndServe() }()
 	var addr net.Addr
 	require.Eventually(t, func() bool { addr = h.Addr(); return addr != nil }, 5*time.Second, time.Millisecond)
-	ext, err := fakeext.Dial(t.Context(), fakeext.Options{URL: "ws://" + addr.String() + "/ws", Token: testToken, OnCommand: fakeext.NewBrowser().Handle})
+	ext, err := extbridgetest.Dial(t.Context(), "ws://"+addr.String()+"/ws", &extbridgetest.Options{Token: testToken, Browser: extbridgetest.NewBrowser()})
 	require.NoError(t, err)
 	defer ext.Close()
 	res, err := h.Navigate(t.Context(), "https://a.example/")
@@ -101,7 +102,7 @@ func TestListenAndServeAndAddr(t *testing.T) {
 func TestShutdownDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		approval := requestAsync(t.Context(), e.hub, ApprovalRequest{ID: "pending"})
 		assert.Equal(t, "approval_request", next(t, ext).Type)
 
@@ -117,10 +118,10 @@ func TestShutdownDrains(t *testing.T) {
 		default:
 		}
 		// New connections are refused while draining.
-		_, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		_, _, err := e.dialRaw(extbridgetest.Options{})
 		assert.Error(t, err)
 
-		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &fakeext.Result{Content: "done"}))
+		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{Content: "done"}))
 		assert.NoError(t, <-cmdErr, "the in-flight command completed")
 		assert.NoError(t, <-shut)
 		<-ext.Done()
@@ -131,7 +132,7 @@ func TestShutdownDrains(t *testing.T) {
 func TestShutdownDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		cmdErr, _ := readInFlight(t, e, ext)
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
@@ -144,9 +145,9 @@ func TestShutdownDeadline(t *testing.T) {
 func TestCloseEndsEverything(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{Tools: bash})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		sendTool(t, ext, "t", "Bash", `{"command":"sleep"}`)
-		silent, _, err := fakeext.DialRaw(t.Context(), e.options(fakeext.Options{}))
+		silent, _, err := e.dialRaw(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer silent.CloseNow()
 		synctest.Wait()
@@ -154,19 +155,32 @@ func TestCloseEndsEverything(t *testing.T) {
 		require.NoError(t, e.hub.Close())
 		assert.Zero(t, time.Since(start), "Close does not wait out handshakes")
 		<-ext.Done()
-		resp := httpGet(t, e, "/ws")
-		assert.NotEqual(t, http.StatusSwitchingProtocols, resp)
+		_, _, err = silent.Read(t.Context())
+		assert.Error(t, err, "the connection still in its handshake is closed too")
+		_, _, err = e.dialRaw(extbridgetest.Options{})
+		assert.Error(t, err, "no new connection after Close")
 	})
 }
 
-func httpGet(t *testing.T, e *env, path string) int {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://127.0.0.1:52789"+path, nil)
+// TestNotConnectedPortWhenMounted: a hub mounted on the program's own server
+// names the port the extension actually reached, not HubOptions.Addr's.
+func TestNotConnectedPortWhenMounted(t *testing.T) {
+	h, err := NewHub(HubOptions{Token: testToken})
 	require.NoError(t, err)
-	resp, err := e.ln.HTTPClient().Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		require.NoError(t, h.Close())
+		require.NoError(t, srv.Close())
+		assert.ErrorIs(t, <-served, http.ErrServerClosed)
+	}()
+	ext, err := extbridgetest.Dial(t.Context(), "ws://"+l.Addr().String()+"/ws", &extbridgetest.Options{Token: testToken})
+	require.NoError(t, err)
+	require.NoError(t, ext.Close())
+	require.Eventually(t, func() bool { return !h.Connected() }, 5*time.Second, time.Millisecond)
+	_, err = h.Tabs(t.Context())
+	assert.EqualError(t, err, "no browser extension connected on port "+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }

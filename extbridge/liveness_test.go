@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestPingsKeepAnsweringExtensionConnected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var pings atomic.Int32
 		e := newEnv(t, HubOptions{})
-		ext, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{OnPing: func() { pings.Add(1) }}))
+		ext, err := e.connect(extbridgetest.Options{OnPing: func() { pings.Add(1) }})
 		require.NoError(t, err)
 		defer ext.Close()
 		time.Sleep(10*time.Minute + time.Second)
@@ -35,7 +35,7 @@ func TestUnresponsiveExtensionDropped(t *testing.T) {
 		disconnected := make(chan time.Time, 1)
 		e := newEnv(t, HubOptions{OnDisconnect: func(ConnInfo, error) { disconnected <- time.Now() }})
 		start := time.Now()
-		ext := e.dial(fakeext.Options{IgnorePings: true})
+		ext := e.dial(extbridgetest.Options{IgnorePings: true})
 		at := <-disconnected
 		// Pings at 20 s and 40 s go unanswered; at the 60 s check the
 		// extension has been silent for the liveness timeout.
@@ -48,7 +48,7 @@ func TestUnresponsiveExtensionDropped(t *testing.T) {
 func TestJSONPingsCountAsLiveness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{IgnorePings: true})
+		ext := e.dial(extbridgetest.Options{IgnorePings: true})
 		for range 10 {
 			time.Sleep(20 * time.Second)
 			require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"ping"}`)))
@@ -61,7 +61,7 @@ func TestStalledReaderClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		disconnected := make(chan error, 1)
 		e := newEnv(t, HubOptions{OnDisconnect: func(_ ConnInfo, err error) { disconnected <- err }})
-		ext, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{Stalled: true}))
+		ext, err := e.connect(extbridgetest.Options{Stalled: true})
 		require.NoError(t, err)
 		defer ext.Close()
 		start := time.Now()

@@ -3,13 +3,16 @@ package extbridge
 import (
 	"context"
 	"net"
+	"net/http"
 	"testing"
+	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +26,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 type env struct {
 	t   *testing.T
 	hub *Hub
-	ln  *fakeext.Listener
+	ln  *extbridgetest.Listener
 }
 
 func newEnv(t *testing.T, opts HubOptions) *env {
@@ -33,7 +36,7 @@ func newEnv(t *testing.T, opts HubOptions) *env {
 	}
 	h, err := NewHub(opts)
 	require.NoError(t, err)
-	ln := fakeext.NewListener()
+	ln := extbridgetest.NewListener()
 	served := make(chan error, 1)
 	go func() { served <- h.Serve(ln) }()
 	t.Cleanup(func() {
@@ -43,48 +46,57 @@ func newEnv(t *testing.T, opts HubOptions) *env {
 	return &env{t: t, hub: h, ln: ln}
 }
 
-func (e *env) options(o fakeext.Options) fakeext.Options {
-	o.URL = e.ln.URL()
+// opts completes o for the env's in-memory listener.
+func (e *env) opts(o extbridgetest.Options) *extbridgetest.Options {
 	if o.Token == "" {
 		o.Token = testToken
 	}
 	o.HTTPClient = e.ln.HTTPClient()
-	return o
+	return &o
+}
+
+// connect dials an authenticated fake extension; the mode frame that
+// follows the ack is left in its queue.
+func (e *env) connect(o extbridgetest.Options) (*extbridgetest.Extension, error) {
+	return extbridgetest.Dial(e.t.Context(), e.ln.URL(), e.opts(o))
+}
+
+// dialRaw opens a WebSocket to the hub and says nothing.
+func (e *env) dialRaw(o extbridgetest.Options) (*websocket.Conn, *http.Response, error) {
+	return extbridgetest.DialRaw(e.t.Context(), e.ln.URL(), e.opts(o))
 }
 
 // dial connects an authenticated fake extension and consumes the mode frame
 // that follows the ack.
-func (e *env) dial(o fakeext.Options) *fakeext.Ext {
+func (e *env) dial(o extbridgetest.Options) *extbridgetest.Extension {
 	e.t.Helper()
-	ext, err := fakeext.Dial(e.t.Context(), e.options(o))
+	ext, err := e.connect(o)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { ext.Close() })
 	if o.OnFrame == nil && !o.Stalled {
-		f, err := ext.Next(e.t.Context())
-		require.NoError(e.t, err)
-		require.Equal(e.t, "mode", f.Type)
+		require.Equal(e.t, "mode", next(e.t, ext).Type)
 	}
 	return ext
 }
 
+// answer adapts a function to a BrowserHandler that ignores its context.
+func answer(fn func(*extbridgetest.Command) *extbridgetest.Result) extbridgetest.BrowserHandler {
+	return extbridgetest.BrowserHandlerFunc(func(_ context.Context, c *extbridgetest.Command) *extbridgetest.Result { return fn(c) })
+}
+
+// frameWait bounds the wait for an expected frame. Inside a synctest bubble
+// the hub's pinger keeps the fake clock moving, so a frame that never comes
+// would otherwise hang the test until the real test timeout.
+const frameWait = time.Hour
+
 // next returns the next frame, failing the test when there is none.
-func next(t *testing.T, ext *fakeext.Ext) fakeext.Frame {
+func next(t *testing.T, ext *extbridgetest.Extension) extbridgetest.Frame {
 	t.Helper()
-	f, err := ext.Next(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), frameWait)
+	defer cancel()
+	f, err := ext.Next(ctx)
 	require.NoError(t, err)
 	return f
-}
-
-func browserExt(b *fakeext.Browser) extOptions {
-	return extOptions{OnCommand: b.Handle}
-}
-
-// extOptions adds builder helpers to fakeext.Options.
-type extOptions fakeext.Options
-
-func (o extOptions) withVersion(v string) fakeext.Options {
-	o.Version = v
-	return fakeext.Options(o)
 }
 
 // tcpEnv is a hub serving on a real loopback socket.
@@ -111,13 +123,12 @@ func newTCPEnv(t testing.TB, opts HubOptions) *tcpEnv {
 	return &tcpEnv{hub: h, url: "ws://" + l.Addr().String() + "/ws"}
 }
 
-func (e *tcpEnv) dial(t testing.TB, o fakeext.Options) *fakeext.Ext {
+func (e *tcpEnv) dial(t testing.TB, o extbridgetest.Options) *extbridgetest.Extension {
 	t.Helper()
-	o.URL = e.url
 	if o.Token == "" {
 		o.Token = testToken
 	}
-	ext, err := fakeext.Dial(context.Background(), o)
+	ext, err := extbridgetest.Dial(context.Background(), e.url, &o)
 	require.NoError(t, err)
 	t.Cleanup(func() { ext.Close() })
 	return ext
@@ -125,7 +136,7 @@ func (e *tcpEnv) dial(t testing.TB, o fakeext.Options) *fakeext.Ext {
 
 // readInFlight starts a read command and returns once the extension has
 // received it; the channel yields the command's error.
-func readInFlight(t *testing.T, e *env, ext *fakeext.Ext) (<-chan error, fakeext.Command) {
+func readInFlight(t *testing.T, e *env, ext *extbridgetest.Extension) (<-chan error, *extbridgetest.Command) {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() {

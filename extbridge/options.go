@@ -115,7 +115,9 @@ type HubOptions struct {
 	// OnConnect is called when an extension has authenticated, and
 	// OnDisconnect when that connection ends (replaced, lost, closed).
 	// Calls are made one at a time, in order, from a goroutine of the hub,
-	// so they may call the Hub's methods. Default: none.
+	// so they may call the Hub's methods, except Close and Shutdown, which
+	// wait for that goroutine (call those from a goroutine of your own).
+	// Default: none.
 	OnConnect    func(ConnInfo)
 	OnDisconnect func(ConnInfo, error)
 

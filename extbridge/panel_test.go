@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestDefaultBackendAnswersEmptyArrays(t *testing.T) {
@@ -30,7 +30,7 @@ func TestDefaultBackendAnswersEmptyArrays(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		for _, tt := range tests {
 			require.NoError(t, ext.SendRaw(t.Context(), []byte(tt.send)))
 			f := next(t, ext)
@@ -151,7 +151,7 @@ func TestPanelFrames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &recordingBackend{mode: ModePlan, model: "anthropic/claude-sonnet-4-5"}
 		e := newEnv(t, HubOptions{Backend: b})
-		ext, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{}))
+		ext, err := e.connect(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer ext.Close()
 		assert.Equal(t, `{"type":"mode","mode":"plan"}`, string(next(t, ext).Raw), "mode follows the ack")
@@ -218,7 +218,7 @@ func TestBackendErrorsAnswerEmpty(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &recordingBackend{fail: true, mode: "bogus"}
 		e := newEnv(t, HubOptions{Backend: b})
-		ext, err := fakeext.Dial(t.Context(), e.options(fakeext.Options{}))
+		ext, err := e.connect(extbridgetest.Options{})
 		require.NoError(t, err)
 		defer ext.Close()
 		assert.Equal(t, `{"type":"mode","mode":"standard"}`, string(next(t, ext).Raw), "an invalid mode is sent as standard")
@@ -230,12 +230,12 @@ func TestBackendErrorsAnswerEmpty(t *testing.T) {
 func TestGarbageFramesIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		b := fakeext.NewBrowser()
-		ext := e.dial(fakeext.Options(browserExt(b)))
+		b := extbridgetest.NewBrowser()
+		ext := e.dial(extbridgetest.Options{Browser: b})
 		garbage := []string{
 			``, `not json`, `[]`, `[1,2]`, `"string"`, `42`, `null`, `{}`, `{"type":5}`, `{"type":""}`,
 			`{"type":"from_the_future","x":1}`, `{"type":"ping"}`, `{"type":"browser_hello","token":"nope"}`,
-			`{"type":"list_skills","type":"list_models"}`, `{"type":"set_mode","Mode":"auto"}`,
+			`{"type":"list_skills","type":"list_models"}`,
 			`{"type":"user_message","content":5}`, `{"type":"browser_result","id":"nope"}`,
 			`{"type":"approval_response","request_id":"nope","action":"approve"}`, `{"type":"tool_request"}`,
 			`{"type":"list_models"` + strings.Repeat(" ", 10) + `,}`, `{"a":` + strings.Repeat("[", 5000) + `}`,
@@ -250,5 +250,22 @@ func TestGarbageFramesIgnored(t *testing.T) {
 		assert.Equal(t, "https://still.example/", res.URL)
 		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"list_models"}`)))
 		assert.Equal(t, "models", next(t, ext).Type)
+	})
+}
+
+// TestSetModeAndSelectModelAlwaysAnswered: even a set_mode or select_model
+// whose value is not a string is answered (and changes nothing).
+func TestSetModeAndSelectModelAlwaysAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &recordingBackend{mode: ModePlan, model: "openai/gpt-4o"}
+		e := newEnv(t, HubOptions{Backend: b})
+		ext := e.dial(extbridgetest.Options{})
+		for _, f := range []string{`{"type":"set_mode","mode":5}`, `{"type":"set_mode","Mode":"auto"}`} {
+			require.NoError(t, ext.SendRaw(t.Context(), []byte(f)))
+			assert.Equal(t, `{"type":"mode","mode":"plan"}`, string(next(t, ext).Raw), f)
+		}
+		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"select_model","model":{"id":"x"}}`)))
+		assert.JSONEq(t, `{"type":"models","models":["anthropic/claude-sonnet-4-5","openai/gpt-4o"],"current":"openai/gpt-4o"}`, string(next(t, ext).Raw))
+		assert.Equal(t, `{"type":"mode","mode":"plan"}`, string(next(t, ext).Raw))
 	})
 }

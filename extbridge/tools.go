@@ -56,6 +56,12 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 		c.ignored("duplicate tool_request id in flight", typeToolRequest, 0, nil)
 		return
 	}
+	if f.decodeErr != nil {
+		c.toolsMu.Unlock()
+		c.ignored("malformed tool_request", typeToolRequest, 0, f.decodeErr)
+		c.sendToolResult(req.ID, &ToolResult{Error: "invalid tool_request"})
+		return
+	}
 	if len(c.tools) >= h.opts.MaxConcurrentTools {
 		c.toolsMu.Unlock()
 		c.sendToolResult(req.ID, &ToolResult{Error: "too many concurrent tool requests"})
@@ -94,6 +100,11 @@ func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
 		case d != Approved:
 			return &ToolResult{Error: "rejected by the user"}
 		}
+	}
+	if ctx.Err() != nil {
+		// The connection ended (replaced, lost, closed): its result would
+		// be dropped, so the tool is not run.
+		return &ToolResult{Error: "connection ended"}
 	}
 	res, err := h.opts.Tools.HandleTool(ctx, req)
 	switch {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 type toolResultMsg struct {
@@ -22,9 +22,11 @@ type toolResultMsg struct {
 	Error   string `json:"error"`
 }
 
-func nextToolResult(t *testing.T, ext *fakeext.Ext) toolResultMsg {
+func nextToolResult(t *testing.T, ext *extbridgetest.Extension) toolResultMsg {
 	t.Helper()
-	f, err := ext.NextOfType(t.Context(), "tool_result")
+	ctx, cancel := context.WithTimeout(t.Context(), frameWait)
+	defer cancel()
+	f, err := ext.NextOfType(ctx, "tool_result")
 	require.NoError(t, err)
 	var r toolResultMsg
 	require.NoError(t, f.Decode(&r))
@@ -48,7 +50,7 @@ var bash = ToolHandlerFunc(func(ctx context.Context, req *ToolRequest) (*ToolRes
 	return nil, fmt.Errorf("tool %s: %w", req.ToolName, ErrUnknownTool)
 })
 
-func sendTool(t *testing.T, ext *fakeext.Ext, id, name, args string) {
+func sendTool(t *testing.T, ext *extbridgetest.Extension, id, name, args string) {
 	t.Helper()
 	require.NoError(t, ext.Send(t.Context(), map[string]string{"type": "tool_request", "id": id, "tool_name": name, "tool_args": args}))
 }
@@ -68,7 +70,7 @@ func TestToolRequests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{Tools: bash})
-				ext := e.dial(fakeext.Options(browserExt(fakeext.NewBrowser())))
+				ext := e.dial(extbridgetest.Options{Browser: extbridgetest.NewBrowser()})
 				sendTool(t, ext, "t1", tt.tool, tt.args)
 				got := nextToolResult(t, ext)
 				tt.want.Type, tt.want.ID = "tool_result", "t1"
@@ -84,7 +86,7 @@ func TestToolRequests(t *testing.T) {
 func TestToolWithoutHandlerIsUnknown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		sendTool(t, ext, "t1", "Bash", "{}")
 		assert.Equal(t, toolResultMsg{Type: "tool_result", ID: "t1", Error: `unknown tool "Bash"`}, nextToolResult(t, ext))
 	})
@@ -95,7 +97,7 @@ func TestToolApprovalGate(t *testing.T) {
 		t.Run(action, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, HubOptions{Tools: bash, ToolNeedsApproval: func(_ context.Context, r *ToolRequest) bool { return r.ToolName == "Bash" }})
-				ext := e.dial(fakeext.Options{})
+				ext := e.dial(extbridgetest.Options{})
 				sendTool(t, ext, "t1", "Bash", `{"command":"rm"}`)
 				f := next(t, ext)
 				require.Equal(t, "approval_request", f.Type)
@@ -124,7 +126,7 @@ func TestToolApprovalGate(t *testing.T) {
 func TestToolApprovalTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{Tools: bash, ToolNeedsApproval: func(context.Context, *ToolRequest) bool { return true }})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		start := time.Now()
 		sendTool(t, ext, "t1", "Bash", `{}`)
 		assert.Equal(t, "approval_request", next(t, ext).Type)
@@ -137,7 +139,7 @@ func TestToolApprovalTimesOut(t *testing.T) {
 func TestToolExactlyOneResultPerID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{Tools: bash})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		release := make(chan struct{})
 		e.hub.opts.Tools = ToolHandlerFunc(func(ctx context.Context, r *ToolRequest) (*ToolResult, error) {
 			<-release
@@ -156,7 +158,7 @@ func TestToolExactlyOneResultPerID(t *testing.T) {
 func TestToolConcurrencyLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{Tools: bash, MaxConcurrentTools: 2})
-		ext := e.dial(fakeext.Options{})
+		ext := e.dial(extbridgetest.Options{})
 		sendTool(t, ext, "a", "Bash", `{"command":"sleep"}`)
 		sendTool(t, ext, "b", "Bash", `{"command":"sleep"}`)
 		sendTool(t, ext, "c", "Bash", `{}`)
@@ -174,14 +176,32 @@ func TestToolResultOfLostConnectionDropped(t *testing.T) {
 			<-release // ignores ctx on purpose: the result comes after the loss
 			return &ToolResult{Success: true}, nil
 		})
-		first := e.dial(fakeext.Options{})
+		first := e.dial(extbridgetest.Options{})
 		sendTool(t, first, "old", "Bash", "{}")
 		<-started
-		second := e.dial(fakeext.Options{}) // replaces first
+		second := e.dial(extbridgetest.Options{}) // replaces first
 		<-first.Done()
 		close(release)
 		synctest.Wait()
 		require.NoError(t, second.SendRaw(t.Context(), []byte(`{"type":"list_models"}`)))
 		assert.Equal(t, "models", next(t, second).Type, "the old id's result never reaches the new connection")
+	})
+}
+
+// TestMalformedToolRequestGetsOneFailedResult: a tool_request whose id is
+// readable but whose other fields are not (tool_args as an object) is
+// answered with one failed result, never a dropped id.
+func TestMalformedToolRequestGetsOneFailedResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{Tools: bash})
+		ext := e.dial(extbridgetest.Options{})
+		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"tool_request","id":"t9","tool_name":"Bash","tool_args":{"command":"ls"}}`)))
+		got := nextToolResult(t, ext)
+		assert.Equal(t, "t9", got.ID)
+		assert.False(t, got.Success)
+		assert.Equal(t, "invalid tool_request", got.Error)
+		// The socket is kept.
+		require.NoError(t, ext.SendRaw(t.Context(), []byte(`{"type":"list_models"}`)))
+		assert.Equal(t, "models", next(t, ext).Type)
 	})
 }

@@ -3,6 +3,7 @@ package extbridge
 import (
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
@@ -101,6 +102,8 @@ type toolRequestFrame struct {
 	ID       string `json:"id"`
 	ToolName string `json:"tool_name"`
 	ToolArgs string `json:"tool_args"`
+
+	decodeErr error // set when the id was readable but the rest was not
 }
 
 // bareFrame is a frame whose type is all it carries (list_*, new_session,
@@ -118,24 +121,32 @@ var errNotFrame = errors.New("extbridge: not a protocol frame")
 // decoded frame struct (nil for unknown types, which are ignored). Keys are
 // matched exactly and duplicate or case-variant keys are refused, so that
 // the hub never acts on a field the extension's JavaScript would read
-// differently. A browser_result whose id is readable but whose other fields
-// are malformed decodes to a *resultFrame with decodeErr set, so that the
-// waiting command fails at once instead of timing out.
+// differently. A browser_result or tool_request whose id is readable but
+// whose other fields are malformed decodes with decodeErr set, so that the
+// waiting command fails at once (or the request is answered) instead of
+// timing out.
+//
+// A browser_result, the frame on the hot path, is decoded from the one walk
+// over the frame's members (strictjson.Fields, which has checked the whole
+// frame): no second parse of the frame, which for a screenshot is megabytes.
 func decodeInbound(data []byte) (typ string, frame any, err error) {
 	var rawType, rawID []byte
+	var res resultMembers
 	err = strictjson.Fields(data, func(key, value []byte) error {
 		switch string(key) {
 		case "type":
 			rawType = value
 		case "id":
 			rawID = value
+		default:
+			res.set(key, value)
 		}
 		return nil
 	})
 	if err != nil {
 		return "", nil, err
 	}
-	if typ = plainString(rawType); typ == "" {
+	if typ = knownType(rawType); typ == "" {
 		if rawType == nil || json.Unmarshal(rawType, &typ) != nil || typ == "" {
 			return "", nil, errNotFrame
 		}
@@ -144,28 +155,47 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 	case typeHello:
 		frame = new(helloFrame)
 	case typeResult:
-		f := new(resultFrame)
-		if err := strictjson.Unmarshal(data, f); err != nil {
-			var id string
-			if rawID == nil || json.Unmarshal(rawID, &id) != nil || id == "" {
+		f, err := res.decode(rawID, data)
+		if err != nil {
+			id, ok := readableID(rawID)
+			if !ok {
 				return typ, nil, err
 			}
 			return typ, &resultFrame{Type: typ, ID: id, decodeErr: err}, nil
 		}
-		f.raw = data
+		return typ, f, nil
+	case typeToolRequest:
+		// A request whose id is readable is answered (with a failed
+		// result) even when the rest is not: never a dropped id.
+		f := new(toolRequestFrame)
+		if err := strictjson.Unmarshal(data, f); err != nil {
+			id, ok := readableID(rawID)
+			if !ok {
+				return typ, nil, err
+			}
+			return typ, &toolRequestFrame{Type: typ, ID: id, decodeErr: err}, nil
+		}
+		return typ, f, nil
+	case typeSetMode, typeSelectModel:
+		// Always answered: a value that is not a string is an unknown
+		// value, ignored.
+		var f any = &setModeFrame{Type: typ}
+		if typ == typeSelectModel {
+			f = &selectModelFrame{Type: typ}
+		}
+		if strictjson.Unmarshal(data, f) != nil {
+			if typ == typeSelectModel {
+				return typ, &selectModelFrame{Type: typ}, nil
+			}
+			return typ, &setModeFrame{Type: typ}, nil
+		}
 		return typ, f, nil
 	case typeResume:
 		frame = new(resumeFrame)
 	case typeUserMessage:
 		frame = new(userMessageFrame)
-	case typeSelectModel:
-		frame = new(selectModelFrame)
-	case typeSetMode:
-		frame = new(setModeFrame)
 	case typeApprovalResp:
 		frame = new(approvalResponseFrame)
-	case typeToolRequest:
-		frame = new(toolRequestFrame)
 	case typeListConvs, typeNewSession, typeListHistory, typeListSkills, typeListModels,
 		typeInterrupt, typePing:
 		return typ, &bareFrame{Type: typ}, nil
@@ -178,19 +208,136 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 	return typ, frame, nil
 }
 
-// plainString returns the contents of a JSON string literal without escapes
-// (a fast path for the common case), or "" when raw is anything else.
-func plainString(raw []byte) string {
+// knownType returns the frame type raw (a JSON string without escapes)
+// names when the hub knows it, without allocating; "" otherwise.
+func knownType(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	inner := raw[1 : len(raw)-1]
-	for _, c := range inner {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return ""
+	switch string(raw[1 : len(raw)-1]) {
+	case typeResult:
+		return typeResult
+	case typeHello:
+		return typeHello
+	case typeToolRequest:
+		return typeToolRequest
+	case typeSetMode:
+		return typeSetMode
+	case typeSelectModel:
+		return typeSelectModel
+	case typeResume:
+		return typeResume
+	case typeUserMessage:
+		return typeUserMessage
+	case typeApprovalResp:
+		return typeApprovalResp
+	case typeListConvs:
+		return typeListConvs
+	case typeNewSession:
+		return typeNewSession
+	case typeListHistory:
+		return typeListHistory
+	case typeListSkills:
+		return typeListSkills
+	case typeListModels:
+		return typeListModels
+	case typeInterrupt:
+		return typeInterrupt
+	case typePing:
+		return typePing
+	}
+	return ""
+}
+
+// resultMembers are the raw values of a browser_result's members, as
+// strictjson.Fields found them (exact keys; the frame already checked).
+type resultMembers struct {
+	url, title, content, events, errText, image, mime, tabs []byte
+}
+
+func (m *resultMembers) set(key, value []byte) {
+	switch string(key) {
+	case "url":
+		m.url = value
+	case "title":
+		m.title = value
+	case "content":
+		m.content = value
+	case "events":
+		m.events = value
+	case "error":
+		m.errText = value
+	case "image":
+		m.image = value
+	case "image_mime_type":
+		m.mime = value
+	case "tabs":
+		m.tabs = value
+	}
+}
+
+// decode builds the result frame. Missing and null members are zero
+// values; a member of the wrong type is an error.
+func (m *resultMembers) decode(rawID, data []byte) (*resultFrame, error) {
+	f := &resultFrame{Type: typeResult, raw: data}
+	for _, s := range []struct {
+		raw []byte
+		dst *string
+	}{{rawID, &f.ID}, {m.url, &f.URL}, {m.title, &f.Title}, {m.content, &f.Content},
+		{m.errText, &f.Error}, {m.image, &f.Image}, {m.mime, &f.ImageMIMEType}} {
+		if err := jsonString(s.raw, s.dst); err != nil {
+			return nil, err
 		}
 	}
-	return string(inner)
+	if len(m.events) > 0 && string(m.events) != "null" && string(m.events) != "[]" {
+		if err := json.Unmarshal(m.events, &f.Events); err != nil {
+			return nil, err
+		}
+	}
+	if len(m.tabs) > 0 && string(m.tabs) != "null" {
+		if err := strictjson.Unmarshal(m.tabs, &f.Tabs); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// jsonString decodes a JSON string value (already checked as JSON) into
+// dst: a missing value or null leaves dst empty, anything but a string is
+// an error. Strings without escapes and with valid UTF-8, the usual case,
+// are converted without encoding/json.
+func jsonString(raw []byte, dst *string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if len(raw) >= 2 && raw[0] == '"' {
+		inner := raw[1 : len(raw)-1]
+		plain, ascii := true, true
+		for _, c := range inner {
+			if c == '\\' {
+				plain = false
+				break
+			}
+			if c >= 0x80 {
+				ascii = false
+			}
+		}
+		if plain && (ascii || utf8.Valid(inner)) {
+			*dst = string(inner)
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+// readableID returns the string value of a frame's raw id member, when it
+// is a non-empty string.
+func readableID(raw []byte) (string, bool) {
+	var id string
+	if raw == nil || json.Unmarshal(raw, &id) != nil || id == "" {
+		return "", false
+	}
+	return id, true
 }
 
 // Outbound frames. Slices are never nil when marshalled: the extension

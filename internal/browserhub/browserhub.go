@@ -102,7 +102,9 @@ func Run(ctx context.Context, cfg Config) error {
 
 	s := &session{hub: hub, be: be, out: out}
 	lines := make(chan string)
-	go readLines(cfg.In, lines)
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go readLines(cfg.In, lines, stopped)
 	var wg sync.WaitGroup
 loop:
 	for {
@@ -128,12 +130,18 @@ loop:
 	return nil
 }
 
-func readLines(r io.Reader, lines chan<- string) {
+// readLines sends In's lines until In ends or Run has stopped; a read
+// already blocked in In ends only when In does.
+func readLines(r io.Reader, lines chan<- string, stopped <-chan struct{}) {
 	defer close(lines)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	for sc.Scan() {
-		lines <- sc.Text()
+		select {
+		case lines <- sc.Text():
+		case <-stopped:
+			return
+		}
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/fakeext"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -99,13 +99,13 @@ func (h *harness) expect(want string) {
 	assert.Equal(h.t, want, h.line())
 }
 
-func (h *harness) connect(o fakeext.Options) *fakeext.Ext {
+func (h *harness) connect(o extbridgetest.Options) *extbridgetest.Extension {
 	h.t.Helper()
-	o.URL, o.Token = h.url, h.token
-	ext, err := fakeext.Dial(context.Background(), o)
+	o.Token = h.token
+	ext, err := extbridgetest.Dial(context.Background(), h.url, &o)
 	require.NoError(h.t, err)
 	h.t.Cleanup(func() { ext.Close() })
-	h.expect("extension connected (version 1.9.2, origin " + fakeext.DefaultOrigin + ")")
+	h.expect("extension connected (version 1.9.2, origin " + extbridgetest.DefaultOrigin + ")")
 	return ext
 }
 
@@ -114,10 +114,10 @@ func TestBrowserCommands(t *testing.T) {
 	h.send("navigate https://example.com/")
 	assert.True(t, strings.HasPrefix(h.line(), "error: no browser extension connected on port "))
 
-	b := fakeext.NewBrowser()
-	b.Pages["https://example.com/"] = fakeext.Page{Title: "Example Domain", Text: map[string]string{"": "Example Domain\nMore text", "p a": "More"}}
+	b := extbridgetest.NewBrowser()
+	b.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain", Text: map[string]string{"": "Example Domain\nMore text", "p a": "More"}})
 	b.OpenTab("https://docs.example/")
-	h.connect(fakeext.Options{OnCommand: b.Handle})
+	h.connect(extbridgetest.Options{Browser: b})
 
 	h.send("navigate https://example.com/")
 	h.expect("https://example.com/ Example Domain")
@@ -132,7 +132,7 @@ func TestBrowserCommands(t *testing.T) {
 	h.expect("ok")
 	h.send(`type "input[name=q]" warm socks`)
 	h.expect("ok")
-	assert.Equal(t, "warm socks", b.Values["input[name=q]"])
+	assert.Equal(t, "warm socks", b.Value("input[name=q]"))
 	h.send("tabs")
 	h.expect("https://example.com/")
 	h.expect("https://docs.example/")
@@ -141,7 +141,7 @@ func TestBrowserCommands(t *testing.T) {
 	h.expect("wrote " + file + " (12 bytes, image/png)")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	assert.Equal(t, b.Image, data)
+	assert.Equal(t, b.Image(), data)
 	h.send("frobnicate")
 	h.expect(`error: unknown command "frobnicate" (try help)`)
 	h.send("")
@@ -151,7 +151,7 @@ func TestBrowserCommands(t *testing.T) {
 
 func TestApprovalsConcurrent(t *testing.T) {
 	h := start(t)
-	ext := h.connect(fakeext.Options{})
+	ext := h.connect(extbridgetest.Options{})
 	_, err := ext.NextOfType(context.Background(), "mode")
 	require.NoError(t, err)
 
@@ -191,7 +191,7 @@ func TestApprovalsConcurrent(t *testing.T) {
 
 func TestPanelConversationsAndHistory(t *testing.T) {
 	h := start(t)
-	ext := h.connect(fakeext.Options{})
+	ext := h.connect(extbridgetest.Options{})
 	ctx := context.Background()
 	_, err := ext.NextOfType(ctx, "mode")
 	require.NoError(t, err)
@@ -265,4 +265,23 @@ func TestResolveToken(t *testing.T) {
 func TestRunNeedsDirAndToken(t *testing.T) {
 	assert.Error(t, Run(context.Background(), Config{Token: "t"}))
 	assert.Error(t, Run(context.Background(), Config{Dir: t.TempDir(), Addr: "127.0.0.1:0"}))
+}
+
+// TestRunCancelledLeavesNoReader: after ctx ends, a line that still
+// arrives on In does not strand the goroutine reading In.
+func TestRunCancelledLeavesNoReader(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r, w := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	out := &lineSink{lines: make(chan string, 100)}
+	go func() { done <- Run(ctx, Config{Listener: l, Token: "t", Dir: t.TempDir(), In: r, Out: out}) }()
+	assert.Contains(t, <-out.lines, "listening on")
+	cancel()
+	require.NoError(t, <-done)
+	_, err = io.WriteString(w, "tabs\n")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	assert.NoError(t, goleak.Find(), "the goroutine reading In has ended")
 }

@@ -1,4 +1,4 @@
-package fakeext
+package extbridgetest
 
 import (
 	"context"
@@ -7,24 +7,28 @@ import (
 	"sync"
 )
 
+// ListenerPort is the port a Listener reports: the hub's default.
+const ListenerPort = 52789
+
 // Listener is an in-memory net.Listener whose connections are net.Pipe
-// pairs. Inside a testing/synctest bubble (create it there) reads, writes
-// and deadlines on its connections block durably and use the bubble's fake
-// clock, which real sockets do not. Its connections report loopback TCP
-// addresses, as a hub serving on 127.0.0.1 would see.
+// pairs, for serving a hub without a socket (Hub.Serve accepts it). Its
+// connections report loopback TCP addresses (the server end
+// 127.0.0.1:52789), as a hub serving on 127.0.0.1 would see. Created inside
+// a testing/synctest bubble, reads, writes and deadlines on its connections
+// block durably and follow the bubble's fake clock.
 type Listener struct {
 	addr   *net.TCPAddr
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
-	port   int // next client port
+	port   int // the next client port
 }
 
 // NewListener returns a Listener whose address is 127.0.0.1:52789.
 func NewListener() *Listener {
 	return &Listener{
-		addr:   &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 52789},
+		addr:   &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: ListenerPort},
 		conns:  make(chan net.Conn),
 		closed: make(chan struct{}),
 		port:   40000,
@@ -41,7 +45,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
-// Close makes Accept and Dial fail. It is idempotent.
+// Close makes Accept and Dial fail. It is idempotent. Connections already
+// made are not closed.
 func (l *Listener) Close() error {
 	l.once.Do(func() { close(l.closed) })
 	return nil
@@ -50,7 +55,7 @@ func (l *Listener) Close() error {
 // Addr returns 127.0.0.1:52789.
 func (l *Listener) Addr() net.Addr { return l.addr }
 
-// URL returns the hub's WebSocket URL on this listener.
+// URL returns the WebSocket URL of a hub served on the listener.
 func (l *Listener) URL() string { return "ws://" + l.addr.String() + "/ws" }
 
 // Dial connects to the listener: it returns the client end of a new pipe
@@ -68,7 +73,7 @@ func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
 	case <-l.closed:
 		c.Close()
 		s.Close()
-		return nil, net.ErrClosed
+		return nil, &net.OpError{Op: "dial", Net: "pipe", Addr: l.addr, Err: net.ErrClosed}
 	case <-ctx.Done():
 		c.Close()
 		s.Close()
@@ -77,7 +82,7 @@ func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
 }
 
 // HTTPClient returns a client whose connections all go to the listener,
-// whatever the URL's host. Pass it in Options.HTTPClient.
+// whatever the URL's host: pass it in Options.HTTPClient.
 func (l *Listener) HTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -87,6 +92,7 @@ func (l *Listener) HTTPClient() *http.Client {
 	}}
 }
 
+// addrConn is a pipe end reporting TCP addresses.
 type addrConn struct {
 	net.Conn
 	local, remote net.Addr

@@ -1,0 +1,52 @@
+// Package extbridgetest is a fake browser extension for testing programs
+// that embed an extbridge.Hub, as net/http/httptest is for HTTP handlers.
+//
+// An Extension is a real WebSocket client (github.com/coder/websocket) that
+// speaks the extension side of the extension bridge protocol and sends an
+// Origin header as the real MV3 extension does. It says hello with a
+// token, answers browser commands through a BrowserHandler (Browser is a
+// small scripted one), answers approval requests through an
+// ApprovalHandler, sends panel frames and tool requests, and records every
+// frame the hub sent.
+//
+// # Quick start
+//
+// Connect runs the hub (any http.Handler) in memory, over net.Pipe
+// connections; Dial reaches a hub served on a loopback address:
+//
+//	hub, _ := extbridge.NewHub(extbridge.HubOptions{Token: "t"})
+//	defer hub.Close()
+//	browser := extbridgetest.NewBrowser()
+//	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})
+//	if err != nil { … }
+//	defer ext.Close()
+//	res, err := hub.Navigate(ctx, "https://example.com/") // answered by browser
+//
+// Listener is the in-memory transport itself: serve the hub on it with
+// Hub.Serve and dial with Options.HTTPClient set to Listener.HTTPClient.
+// Inside a testing/synctest bubble (create the Listener there) its
+// connections block durably and follow the bubble's fake clock, which real
+// sockets do not: hello timeouts, pings and write deadlines can then be
+// tested without waiting.
+//
+// # Frames
+//
+// Frames the hub sends are kept in order: Next and NextOfType consume them,
+// Received returns all of them. Frames answered by a handler (browser
+// commands with a BrowserHandler, approval requests with an
+// ApprovalHandler) and the replies that Request and CallTool wait for are
+// recorded but not queued for Next. With Options.OnFrame set, frames go to
+// that function instead and nothing is recorded, for benchmarks and
+// long-running drivers.
+//
+// # Concurrency
+//
+// An Extension has one reader goroutine, which calls the handlers and
+// OnFrame one frame at a time; Close waits for it. All methods of
+// Extension, Browser and Listener are safe for concurrent use.
+//
+// # Limits
+//
+// The fake accepts frames up to 128 MiB and keeps every frame it receives
+// (unless OnFrame is set): it is meant for tests, not for production use.
+package extbridgetest
