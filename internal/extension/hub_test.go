@@ -197,10 +197,13 @@ func TestHubCommandTimeout(t *testing.T) {
 	g := fx.site.arm()
 	defer g.open()
 
-	c.send(t, map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300})
+	slow := map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300}
+	c.send(t, slow)
+	// The same id again while it runs: ignored, one result per id. Sent
+	// right behind the first (frames arrive in order), so it is still
+	// running however slow this machine is.
+	c.send(t, slow)
 	<-g.started
-	// The same id again while it runs: ignored, one result per id.
-	c.send(t, map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300})
 	f := c.frame(t)
 	assert.Equal(t, "browser_result", f["type"])
 	assert.Equal(t, "slow-1", f["id"])
