@@ -210,6 +210,8 @@ func TestHubCommandTimeout(t *testing.T) {
 	assert.Equal(t, "timed out after 300 ms", f["error"])
 	g.open()
 
+	// The same id once more after its result: still no second result.
+	c.send(t, slow)
 	// The next result is the next command's: no second slow-1.
 	r := c.command(t, map[string]any{"action": "navigate", "url": fx.url("/plain")})
 	assert.Equal(t, "", r["error"])
