@@ -105,8 +105,12 @@
 // the extension bridge's redaction rule: the value of a password input, of
 // an input whose autocomplete is current-password, new-password or
 // one-time-code, or of one whose name, id or aria-label matches
-// /pass|secret|token|otp|cvc|card/i is replaced by "[redacted]". Typed text
-// is left out of task events. The hub token sits in config.json, written
+// /pass|secret|token|otp|cvc|card/i is replaced by "[redacted]". The rule
+// covers every holder of a value, selects and editable content as well as
+// inputs and text areas, and also the copies of that value innerText
+// makes: a secret select's options and a secret editable's text are
+// redacted in names, text snippets, extracted text and read's content.
+// Typed text is left out of task events. The hub token sits in config.json, written
 // with mode 0600.
 //
 // # Concurrency

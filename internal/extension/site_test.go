@@ -183,5 +183,8 @@ const secretsPage = `<!doctype html>
   <input name="otp" value="S3CRET-otp">
   <input name="passphrase" value="S3CRET-pass">
   <textarea name="notes">notes-visible</textarea>
+  <label>Card type <select name="card_type"><option>Amex</option><option selected>S3CRET-select</option></select></label>
+  <div contenteditable="true" id="secret-note" role="textbox">S3CRET-editable <b>S3CRET-bold</b></div>
+  <div contenteditable="true" aria-label="Memo">memo-visible</div>
 </form>
 </body></html>`

@@ -40,16 +40,60 @@ export async function pageAgent(op, args) {
   const isField = (el) =>
     el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
 
+  const VALUELESS_INPUTS = ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'];
+
+  // holdsValue reports whether el holds a value someone typed or chose: a
+  // text field, a select or editable content.
+  const holdsValue = (el) =>
+    el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement ||
+    (el instanceof HTMLInputElement && !VALUELESS_INPUTS.includes(el.type)) ||
+    (el instanceof HTMLElement && el.isContentEditable);
+
+  const isSecretHolder = (el) => holdsValue(el) && isSecret(el);
+
   const fieldValue = (el) => {
+    if (!holdsValue(el)) return undefined;
     if (el instanceof HTMLSelectElement) {
-      return Array.from(el.selectedOptions).map((o) => o.text).join(', ');
-    }
-    if (el instanceof HTMLInputElement && ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(el.type)) {
-      return undefined;
+      const v = Array.from(el.selectedOptions).map((o) => o.text).join(', ');
+      return isSecret(el) && v ? REDACTED : v;
     }
     if (isField(el)) return isSecret(el) ? (el.value ? REDACTED : '') : el.value;
-    if (el instanceof HTMLElement && el.isContentEditable) return isSecret(el) ? REDACTED : clean(el.innerText, MAX_TEXT);
-    return undefined;
+    return clean(safeText(el), MAX_TEXT);
+  };
+
+  // underSecret reports whether el is, or is inside, a secret holder (an
+  // option of a secret select, a paragraph of secret editable content).
+  const underSecret = (el) => {
+    for (let n = el; n; n = n.parentElement) {
+      if (isSecretHolder(n)) return true;
+    }
+    return false;
+  };
+
+  // secretTexts returns the texts the secret holders inside el put into
+  // its innerText, longest first: input and textarea values never appear
+  // there, but a select shows all its options (so which one is chosen
+  // must not show either) and editable content its text.
+  const secretTexts = (el) => {
+    const texts = [];
+    for (const h of el.querySelectorAll('select,[contenteditable],[name],[id],[aria-label],[autocomplete]')) {
+      if (!isSecretHolder(h)) continue;
+      texts.push(h.innerText.trim());
+      if (h instanceof HTMLSelectElement) {
+        for (const o of h.options) texts.push(o.text.trim());
+      }
+    }
+    return texts.filter(Boolean).sort((a, b) => b.length - a.length);
+  };
+
+  // safeText is el's innerText with every secret holder's text inside it
+  // replaced by "[redacted]", the same rule values follow.
+  const safeText = (el) => {
+    const text = el.innerText ?? el.textContent ?? '';
+    if (underSecret(el)) return text.trim() ? REDACTED : '';
+    let out = text;
+    for (const s of secretTexts(el)) out = out.split(s).join(REDACTED);
+    return out;
   };
 
   const INPUT_ROLES = {
@@ -84,7 +128,7 @@ export async function pageAgent(op, args) {
     return '';
   };
 
-  const textOf = (el) => clean(el.innerText ?? el.textContent, MAX_NAME);
+  const textOf = (el) => clean(safeText(el), MAX_NAME);
 
   // nameOf is a simplified accessible-name computation: the sources, in
   // the order the ARIA spec tries them.
@@ -305,7 +349,7 @@ export async function pageAgent(op, args) {
       if (!parent || parents.has(parent) || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(parent.tagName)) continue;
       parents.add(parent);
       if (!rendered(parent)) continue;
-      const text = clean(parent.innerText, MAX_NAME);
+      const text = clean(safeText(parent), MAX_NAME);
       if (text && !textSnippets.includes(text)) textSnippets.push(text);
     }
     return {
@@ -323,7 +367,7 @@ export async function pageAgent(op, args) {
   };
 
   const extractOne = (ref, el) => {
-    const item = { ref, text: isField(el) ? '' : clean(el.innerText ?? el.textContent, MAX_TEXT) };
+    const item = { ref, text: isField(el) ? '' : clean(safeText(el), MAX_TEXT) };
     const value = fieldValue(el);
     if (value !== undefined) item.value = value;
     if (el instanceof HTMLAnchorElement && el.href) item.href = el.href;
@@ -331,13 +375,14 @@ export async function pageAgent(op, args) {
   };
 
   // readText is innerText plus the values of the form fields inside, each
-  // secret one replaced by "[redacted]".
+  // secret one (and a secret select's or editable's text in innerText)
+  // replaced by "[redacted]".
   const readText = (el) => {
     if (isField(el)) {
       const v = fieldValue(el);
       return v === undefined ? '' : v;
     }
-    let text = el.innerText ?? el.textContent ?? '';
+    let text = safeText(el);
     const fields = Array.from(el.querySelectorAll('input,textarea,select')).filter((f) => fieldValue(f) !== undefined);
     if (fields.length) {
       const lines = fields.map((f) => {
@@ -458,7 +503,7 @@ export async function pageAgent(op, args) {
           }
           if (state.refs.size === 0 && globalThis.top === globalThis) {
             // No snapshot yet: the page's text is still worth returning.
-            extracted.push({ ref: '', text: clean(document.body?.innerText, MAX_TEXT * 10) });
+            extracted.push({ ref: '', text: clean(document.body ? safeText(document.body) : '', MAX_TEXT * 10) });
           }
         } else {
           const list = Array.isArray(which) ? which : String(which).split(',');
