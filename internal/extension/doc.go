@@ -90,7 +90,9 @@
 // Snapshots and extracts span the page's frames: nodes inside a frame have
 // refs @f<frameId>e<N> and a frameId, listed after the top frame's within
 // the viewport-first order, and their bbox is relative to their frame.
-// Selectors (the extension bridge, task steps) reach the top frame only.
+// Snapshots enter shadow roots, open and closed, so web components'
+// controls get refs too. Selectors (the extension bridge, task steps) are
+// document.querySelector's: they reach the top frame's light DOM only.
 // Each frame's snapshot lists at most 400 nodes unless allElements is true;
 // names are cut at 200 characters, extracted text at 2000. Clicks and keys
 // are synthesised DOM events (untrusted: a page can tell them apart).

@@ -399,6 +399,29 @@ func TestNativeFrames(t *testing.T) {
 	assert.Contains(t, refs, outer.Ref)
 }
 
+func TestNativeShadowDOM(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	s := open(t, fx, l, "/shadow")
+	s.find(t, "heading", "Components")
+	s.find(t, "button", "Closed button") // a closed shadow root is read too
+	box := s.find(t, "textbox", "Shadow label")
+	require.NotNil(t, box.Value, "aria-labelledby resolves inside the shadow root")
+	assert.Equal(t, "in the shadow", *box.Value)
+	assert.Contains(t, s.TextSnippets, "not yet")
+
+	succeeds(t, l, "browser.click", map[string]any{"ref": s.find(t, "button", "Open button").Ref})
+	succeeds(t, l, "browser.type", map[string]any{"ref": box.Ref, "text": "typed"})
+	after := takeSnapshot(t, l)
+	assert.Contains(t, after.TextSnippets, "open clicked")
+	assert.NotEqual(t, s.DomHash, after.DomHash, "a change inside a shadow root changes the hash")
+	box = after.find(t, "textbox", "Shadow label")
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": box.Ref})
+	require.Len(t, res.Result.Extracted, 1)
+	require.NotNil(t, res.Result.Extracted[0].Value)
+	assert.Equal(t, "typed", *res.Result.Extracted[0].Value)
+}
+
 func TestNativeNavigateWaitsForLoad(t *testing.T) {
 	fx := getFixture(t)
 	l := fx.native(t)

@@ -39,6 +39,7 @@ func newSite() *site {
 		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
 		"/frames": `<!doctype html><title>Frames</title><h1>Outer</h1>
 <iframe src="/framed" style="width:600px;height:200px"></iframe>`,
+		"/shadow": shadowPage,
 		"/framed": `<!doctype html><title>Inner</title>
 <button onclick="out.value = 'clicked in frame'">Inner button</button>
 <input id="out" aria-label="Output" readonly>`,
@@ -187,4 +188,30 @@ const secretsPage = `<!doctype html>
   <div contenteditable="true" id="secret-note" role="textbox">S3CRET-editable <b>S3CRET-bold</b></div>
   <div contenteditable="true" aria-label="Memo">memo-visible</div>
 </form>
+</body></html>`
+
+// shadowPage holds controls in an open and in a closed shadow root.
+const shadowPage = `<!doctype html>
+<html><head><title>Shadow</title></head>
+<body>
+<h1>Components</h1>
+<open-widget></open-widget>
+<closed-widget></closed-widget>
+<script>
+customElements.define('open-widget', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'open' }).innerHTML =
+      '<span id="lbl">Shadow label</span><input aria-labelledby="lbl" value="in the shadow">' +
+      '<button onclick="this.getRootNode().getElementById(&quot;out&quot;).textContent = &quot;open clicked&quot;">Open button</button>' +
+      '<p id="out">not yet</p>';
+  }
+});
+customElements.define('closed-widget', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'closed' }).innerHTML = '<button>Closed button</button>';
+  }
+});
+</script>
 </body></html>`

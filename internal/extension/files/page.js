@@ -135,7 +135,10 @@ export async function pageAgent(op, args) {
   const nameOf = (el) => {
     const labelledBy = el.getAttribute('aria-labelledby');
     if (labelledBy) {
-      const parts = labelledBy.split(/\s+/).map((id) => document.getElementById(id)).filter(Boolean).map(textOf);
+      // The ids name elements of el's own tree, which may be a shadow root.
+      const root = el.getRootNode();
+      const byId = (id) => (typeof root.getElementById === 'function' ? root.getElementById(id) : document.getElementById(id));
+      const parts = labelledBy.split(/\s+/).filter(Boolean).map(byId).filter(Boolean).map(textOf);
       const s = clean(parts.join(' '), MAX_NAME);
       if (s) return s;
     }
@@ -308,22 +311,45 @@ export async function pageAgent(op, args) {
 
   const fail = (error) => ({ ok: false, error });
 
+  // shadowRootOf returns el's shadow root, open or closed (an extension's
+  // content script may read closed ones through chrome.dom), or null.
+  const shadowRootOf = (el) => {
+    try {
+      return globalThis.chrome?.dom?.openOrClosedShadowRoot?.(el) ?? el.shadowRoot ?? null;
+    } catch {
+      return el.shadowRoot ?? null;
+    }
+  };
+
+  // eachElement calls fn for every element under root in document order,
+  // entering shadow roots where they are attached (a host's shadow tree
+  // right after the host), and returns the shadow roots it entered.
+  const eachElement = (root, fn, roots = []) => {
+    for (const el of root.querySelectorAll('*')) {
+      fn(el);
+      const shadow = shadowRootOf(el);
+      if (shadow) {
+        roots.push(shadow);
+        eachElement(shadow, fn, roots);
+      }
+    }
+    return roots;
+  };
+
+  const CANDIDATES = 'a[href],button,input,select,textarea,summary,[role],[contenteditable],[tabindex],h1,h2,h3,h4,h5,h6';
+
   const snapshot = () => {
     const limit = args.allElements === true ? Infinity : DEFAULT_NODE_LIMIT;
-    const seen = new Set();
     const found = [];
-    const candidates = document.querySelectorAll(
-      'a[href],button,input,select,textarea,summary,[role],[contenteditable],[tabindex],h1,h2,h3,h4,h5,h6');
-    for (const el of candidates) {
-      if (seen.has(el)) continue;
-      seen.add(el);
+    const shadowRoots = eachElement(document, (el) => {
+      if (!el.matches(CANDIDATES)) return;
       const role = roleOf(el);
-      if (!role || (!INTERACTIVE_ROLES.has(role) && role !== 'generic')) continue;
-      if (role === 'generic' && !(el.hasAttribute('tabindex') && el.tabIndex >= 0)) continue;
-      if (!rendered(el)) continue;
+      if (!role || (!INTERACTIVE_ROLES.has(role) && role !== 'generic')) return;
+      if (role === 'generic' && !(el.hasAttribute('tabindex') && el.tabIndex >= 0)) return;
+      if (!rendered(el)) return;
       const bbox = bboxOf(el);
       found.push({ el, role, bbox, inViewport: inViewport(bbox) });
-    }
+    });
     // Viewport first, then the rest, each in document order.
     const ordered = found.filter((n) => n.inViewport).concat(found.filter((n) => !n.inViewport));
     state.refs = new Map();
@@ -342,15 +368,17 @@ export async function pageAgent(op, args) {
       nodes.push(node);
     }
     const textSnippets = [];
-    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
     const parents = new Set();
-    while (textSnippets.length < MAX_SNIPPETS && walker.nextNode()) {
-      const parent = walker.currentNode.parentElement;
-      if (!parent || parents.has(parent) || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(parent.tagName)) continue;
-      parents.add(parent);
-      if (!rendered(parent)) continue;
-      const text = clean(safeText(parent), MAX_NAME);
-      if (text && !textSnippets.includes(text)) textSnippets.push(text);
+    for (const root of [document.body || document.documentElement, ...shadowRoots]) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      while (textSnippets.length < MAX_SNIPPETS && walker.nextNode()) {
+        const parent = walker.currentNode.parentElement;
+        if (!parent || parents.has(parent) || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(parent.tagName)) continue;
+        parents.add(parent);
+        if (!rendered(parent)) continue;
+        const text = clean(safeText(parent), MAX_NAME);
+        if (text && !textSnippets.includes(text)) textSnippets.push(text);
+      }
     }
     return {
       ok: true,
@@ -360,7 +388,7 @@ export async function pageAgent(op, args) {
         viewport: { w: innerWidth, h: innerHeight, scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) },
         nodes,
         textSnippets,
-        domHash: hash(document.documentElement.outerHTML),
+        domHash: hash(document.documentElement.outerHTML + shadowRoots.map((r) => r.innerHTML).join('')),
         takenAt: Date.now(),
       },
     };
