@@ -90,6 +90,9 @@
 // Snapshots and extracts span the page's frames: nodes inside a frame have
 // refs @f<frameId>e<N> and a frameId, listed after the top frame's within
 // the viewport-first order, and their bbox is relative to their frame.
+// inViewport always means the top-level viewport: a frame scrolled out of
+// sight has none of its nodes in it. Inside a cross-origin frame that is
+// an IntersectionObserver's answer, waited for up to 1 s.
 // Snapshots enter shadow roots, open and closed, so web components'
 // controls get refs too. Selectors (the extension bridge, task steps) are
 // document.querySelector's: they reach the top frame's light DOM only.

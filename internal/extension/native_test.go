@@ -381,6 +381,7 @@ func TestNativeFrames(t *testing.T) {
 	assert.Regexp(t, frameRef, inner.Ref, "refs inside frames are @f<frameId>e<N>")
 	assert.Regexp(t, frameRef, output.Ref)
 	assert.Positive(t, inner.FrameID)
+	assert.True(t, inner.InViewport)
 
 	succeeds(t, l, "browser.click", map[string]any{"ref": inner.Ref})
 	res := succeeds(t, l, "browser.extract", map[string]any{"refs": output.Ref + "," + outer.Ref})
@@ -420,6 +421,41 @@ func TestNativeShadowDOM(t *testing.T) {
 	require.Len(t, res.Result.Extracted, 1)
 	require.NotNil(t, res.Result.Extracted[0].Value)
 	assert.Equal(t, "typed", *res.Result.Extracted[0].Value)
+}
+
+// TestNativeFrameViewport: inViewport means the top-level viewport in
+// frames too, for a frame of the same origin (whose position the page
+// agent reads) and of another one (asked of an IntersectionObserver).
+func TestNativeFrameViewport(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	for _, origin := range []string{"same", "cross"} {
+		t.Run(origin, func(t *testing.T) {
+			path := "/frames?low"
+			if origin == "cross" {
+				path += "&cross"
+			}
+			s := open(t, fx, l, path)
+			inner := s.find(t, "button", "Inner button")
+			assert.Positive(t, inner.FrameID)
+			assert.False(t, inner.InViewport, "the frame is below the fold")
+			assert.False(t, s.find(t, "textbox", "Output").InViewport)
+			assert.Equal(t, "@e1", s.find(t, "heading", "Outer").Ref, "viewport first")
+			visible := succeeds(t, l, "browser.extract", map[string]any{"refs": "visible"})
+			for _, e := range visible.Result.Extracted {
+				assert.NotEqual(t, inner.Ref, e.Ref, "visible leaves out what is below the fold")
+			}
+
+			succeeds(t, l, "browser.scroll", map[string]any{"direction": "bottom"})
+			s = takeSnapshot(t, l)
+			assert.True(t, s.find(t, "button", "Inner button").InViewport, "scrolled into view")
+			assert.False(t, s.find(t, "heading", "Outer").InViewport)
+			assert.Equal(t, "Inner button", s.Nodes[0].Name, "viewport first")
+		})
+	}
+	// A frame in view, from another origin.
+	s := open(t, fx, l, "/frames?cross")
+	assert.True(t, s.find(t, "button", "Inner button").InViewport)
 }
 
 func TestNativeNavigateWaitsForLoad(t *testing.T) {

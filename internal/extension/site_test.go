@@ -2,10 +2,12 @@ package extension_test
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"image"
 	"image/color"
 	"image/png"
+	"net"
 	"net/http"
 	"sync"
 )
@@ -37,9 +39,7 @@ func newSite() *site {
 		"/slow":     `<!doctype html><title>slow</title><h1>Slow page</h1><img src="/slow.png" alt="held">`,
 		"/secrets":  secretsPage,
 		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
-		"/frames": `<!doctype html><title>Frames</title><h1>Outer</h1>
-<iframe src="/framed" style="width:600px;height:200px"></iframe>`,
-		"/shadow": shadowPage,
+		"/shadow":   shadowPage,
 		"/framed": `<!doctype html><title>Inner</title>
 <button onclick="out.value = 'clicked in frame'">Inner button</button>
 <input id="out" aria-label="Output" readonly>`,
@@ -51,6 +51,24 @@ func newSite() *site {
 			w.Write([]byte(doc))
 		})
 	}
+	// /frames holds /framed, from the same origin or, with ?cross, from
+	// another one (localhost instead of 127.0.0.1); with ?low, below the
+	// fold.
+	s.mux.HandleFunc("/frames", func(w http.ResponseWriter, r *http.Request) {
+		src := "/framed"
+		if r.URL.Query().Has("cross") {
+			_, port, _ := net.SplitHostPort(r.Host)
+			src = "http://localhost:" + port + "/framed"
+		}
+		spacer := ""
+		if r.URL.Query().Has("low") {
+			spacer = `<div style="height:3000px"></div>`
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, `<!doctype html><title>Frames</title><h1>Outer</h1>%s
+<iframe src="%s" style="width:600px;height:200px;border:7px solid;padding:5px"></iframe>`, spacer, src)
+	})
 	s.mux.HandleFunc("/result", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte(`<!doctype html><title>Result</title><h1 id="result">You searched: ` +

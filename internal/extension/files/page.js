@@ -189,7 +189,78 @@ export async function pageAgent(op, args) {
     return { x: Math.round(r.x), y: Math.round(r.y), w: Math.round(r.width), h: Math.round(r.height) };
   };
 
-  const inViewport = (b) => b.x < innerWidth && b.y < innerHeight && b.x + b.w > 0 && b.y + b.h > 0;
+  const overlaps = (b, v) => b.x < v.x1 && b.y < v.y1 && b.x + b.w > v.x0 && b.y + b.h > v.y0;
+
+  // frameView returns the part of this frame's viewport that shows in the
+  // top-level viewport, in this frame's coordinates: the whole viewport in
+  // the top frame; in a frame, its viewport clipped by the box and the
+  // viewport of every frame around it. null when a frame around it is
+  // cross-origin, whose geometry cannot be read from here.
+  const frameView = () => {
+    let v = { x0: 0, y0: 0, x1: innerWidth, y1: innerHeight };
+    let dx = 0;
+    let dy = 0;
+    for (let w = window; w !== w.top; w = w.parent) {
+      let fe = null;
+      try {
+        fe = w.frameElement;
+      } catch {
+        // a cross-origin parent
+      }
+      if (!fe) return null;
+      const r = fe.getBoundingClientRect();
+      let padLeft = 0;
+      let padTop = 0;
+      try {
+        const cs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+        padLeft = parseFloat(cs.paddingLeft) || 0;
+        padTop = parseFloat(cs.paddingTop) || 0;
+      } catch {
+        // no style: no padding
+      }
+      const left = r.left + fe.clientLeft + padLeft;
+      const top = r.top + fe.clientTop + padTop;
+      dx += left;
+      dy += top;
+      const p = w.parent;
+      v = {
+        x0: Math.max(v.x0 + left, 0), y0: Math.max(v.y0 + top, 0),
+        x1: Math.min(v.x1 + left, p.innerWidth), y1: Math.min(v.y1 + top, p.innerHeight),
+      };
+    }
+    return { x0: v.x0 - dx, y0: v.y0 - dy, x1: v.x1 - dx, y1: v.y1 - dy };
+  };
+
+  const IO_WAIT_MS = 1000;
+
+  // viewportTest returns a function (element, bbox) telling whether the
+  // element shows in the top-level viewport, which is what inViewport
+  // means in every frame. In a frame inside a cross-origin one it asks an
+  // IntersectionObserver, whose implicit root is the top-level viewport,
+  // about els; an element it says nothing about within IO_WAIT_MS (a frame
+  // scrolled out of sight is not even rendered) counts as outside.
+  const viewportTest = async (els) => {
+    const view = frameView();
+    if (view) return (el, b) => overlaps(b, view);
+    const seen = new Map();
+    if (els.length) {
+      await new Promise((resolve) => {
+        let timer;
+        const io = new IntersectionObserver((entries) => {
+          for (const e of entries) seen.set(e.target, e.isIntersecting);
+          if (seen.size >= els.length) done();
+        });
+        const done = () => {
+          clearTimeout(timer);
+          io.disconnect();
+          resolve();
+        };
+        timer = setTimeout(done, IO_WAIT_MS);
+        for (const el of els) io.observe(el);
+      });
+    }
+    return (el) => seen.get(el) === true;
+  };
 
   const hash = (s) => {
     // FNV-1a, 32 bits: cheap, and enough to tell "the page changed".
@@ -338,7 +409,7 @@ export async function pageAgent(op, args) {
 
   const CANDIDATES = 'a[href],button,input,select,textarea,summary,[role],[contenteditable],[tabindex],h1,h2,h3,h4,h5,h6';
 
-  const snapshot = () => {
+  const snapshot = async () => {
     const limit = args.allElements === true ? Infinity : DEFAULT_NODE_LIMIT;
     const found = [];
     const shadowRoots = eachElement(document, (el) => {
@@ -347,9 +418,10 @@ export async function pageAgent(op, args) {
       if (!role || (!INTERACTIVE_ROLES.has(role) && role !== 'generic')) return;
       if (role === 'generic' && !(el.hasAttribute('tabindex') && el.tabIndex >= 0)) return;
       if (!rendered(el)) return;
-      const bbox = bboxOf(el);
-      found.push({ el, role, bbox, inViewport: inViewport(bbox) });
+      found.push({ el, role, bbox: bboxOf(el) });
     });
+    const shows = await viewportTest(found.map((n) => n.el));
+    for (const n of found) n.inViewport = shows(n.el, n.bbox);
     // Viewport first, then the rest, each in document order.
     const ordered = found.filter((n) => n.inViewport).concat(found.filter((n) => !n.inViewport));
     state.refs = new Map();
@@ -425,7 +497,7 @@ export async function pageAgent(op, args) {
   try {
     switch (op) {
       case 'snapshot':
-        return snapshot();
+        return await snapshot();
 
       case 'click': {
         const t = target(args);
@@ -524,9 +596,10 @@ export async function pageAgent(op, args) {
         const which = args.refs === undefined || args.refs === null || args.refs === '' ? 'visible' : args.refs;
         const extracted = [];
         if (which === 'visible' || which === 'all') {
-          for (const [ref, el] of state.refs) {
-            if (!el.isConnected) continue;
-            if (which === 'visible' && !inViewport(bboxOf(el))) continue;
+          const live = Array.from(state.refs).filter(([, el]) => el.isConnected);
+          const shows = which === 'visible' ? await viewportTest(live.map(([, el]) => el)) : () => true;
+          for (const [ref, el] of live) {
+            if (!shows(el, bboxOf(el))) continue;
             extracted.push(extractOne(ref, el));
           }
           if (state.refs.size === 0 && globalThis.top === globalThis) {
