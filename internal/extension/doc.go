@@ -100,7 +100,10 @@
 // names are cut at 200 characters, extracted text at 2000. Clicks and keys
 // are synthesised DOM events (untrusted: a page can tell them apart).
 // Screenshots are spaced by 550 ms, Chrome's quota for captureVisibleTab.
-// navigate accepts http, https and about:blank only.
+// navigate accepts http, https and about:blank only, and answers once the
+// page has loaded (an error after 30 s). Every other command waits for a
+// page that is still loading at most 5 s, then acts on it as it is, and
+// does not wait again for that same load.
 //
 // # Security
 //

@@ -506,6 +506,42 @@ func TestNativeNavigateWaitsForLoad(t *testing.T) {
 	assert.Contains(t, *bad.Error, "javascript:")
 }
 
+// TestNativeStalledLoad: a page whose load never ends (an image that
+// never arrives) can still be driven. Commands wait a while for the load,
+// then act on the page as it is, instead of failing after the 30 s a
+// navigate may take.
+func TestNativeStalledLoad(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+
+	t.Run("after navigate", func(t *testing.T) {
+		g := fx.site.arm()
+		defer g.open()
+		_, navigated := l.send(t, "browser.navigate", map[string]any{"url": fx.url("/slow")})
+		<-g.started
+		s := takeSnapshot(t, l)
+		s.find(t, "heading", "Slow page")
+		res := succeeds(t, l, "browser.extract", map[string]any{"refs": "visible"})
+		require.NotEmpty(t, res.Result.Extracted)
+		g.open()
+		r := l.wait(t, navigated)
+		require.Nil(t, r.Error, "%s", r.raw)
+	})
+
+	t.Run("after a click", func(t *testing.T) {
+		s := open(t, fx, l, "/toslow")
+		g := fx.site.arm()
+		defer g.open()
+		succeeds(t, l, "browser.click", map[string]any{"ref": s.find(t, "link", "Slow link").Ref})
+		select {
+		case <-g.started:
+		default:
+			assert.Fail(t, "the click answered before the next page asked for its image")
+		}
+		takeSnapshot(t, l).find(t, "heading", "Slow page")
+	})
+}
+
 func TestNativeScreenshot(t *testing.T) {
 	fx := getFixture(t)
 	l := fx.native(t)

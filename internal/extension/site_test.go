@@ -37,6 +37,7 @@ func newSite() *site {
 		"/keys":     keysPage,
 		"/long":     longPage,
 		"/slow":     `<!doctype html><title>slow</title><h1>Slow page</h1><img src="/slow.png" alt="held">`,
+		"/toslow":   `<!doctype html><title>To slow</title><a href="/slow">Slow link</a>`,
 		"/secrets":  secretsPage,
 		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
 		"/shadow":   shadowPage,

@@ -304,8 +304,9 @@ export async function pageAgent(op, args) {
   };
 
   // watchNavigation runs fn and reports whether it started a cross-document
-  // navigation of this frame (a link, a form submission), so the caller can
-  // wait for the next page to load before answering.
+  // navigation of this frame (a link, a form submission): false, or the
+  // URL being left, so the caller can wait for the next page to load
+  // before answering.
   const watchNavigation = async (fn) => {
     let navigating = false;
     const nav = globalThis.navigation;
@@ -324,7 +325,7 @@ export async function pageAgent(op, args) {
       nav?.removeEventListener('navigate', onNavigate);
       removeEventListener('beforeunload', onUnload);
     }
-    return navigating;
+    return navigating && location.href;
   };
 
   const setValue = (el, value) => {
