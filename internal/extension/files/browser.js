@@ -205,11 +205,23 @@ function sameDocument(url, target) {
 }
 
 // Chrome allows two captureVisibleTab calls a second per extension:
-// captures are serialised and spaced, and a quota error is retried. So is
-// "image readback failed", which a busy compositor gives for a frame it
-// has not produced yet (seen under load in headless Chromium 156).
+// captures are serialised and spaced, and a quota error is retried.
+// "image readback failed" is what Chrome says when the tab has no rendered
+// frame to copy (just activated, or a compositor busy on a loaded machine:
+// seen in headless Chromium 156): a capture first waits for the page to
+// render a frame, and a readback failure waits for another, then retries.
 let captureChain = Promise.resolve();
 const CAPTURE_GAP_MS = 550;
+
+// paint resolves once the tab's page has rendered a frame since the call
+// (or could not be asked: a page scripts cannot reach is captured as is).
+async function paint(tabId) {
+  try {
+    await chrome.scripting.executeScript({ target: { tabId }, func: pageAgent, args: ['paint', {}] });
+  } catch {
+    // not scriptable: nothing to wait for
+  }
+}
 
 // capture returns the visible part of the tab as a data URL; the tab is
 // made active in its window first.
@@ -218,6 +230,7 @@ export function capture(tabId, format) {
     const tab = await chrome.tabs.get(tabId);
     if (!tab.active) await chrome.tabs.update(tabId, { active: true });
     const options = format === 'png' ? { format: 'png' } : { format: 'jpeg', quality: 80 };
+    await paint(tabId);
     for (let attempt = 0; ; attempt++) {
       try {
         return await chrome.tabs.captureVisibleTab(tab.windowId, options);
@@ -227,6 +240,7 @@ export function capture(tabId, format) {
           continue;
         }
         if (attempt < 5 && /image readback failed/i.test(e.message)) {
+          await paint(tabId);
           await sleep(200 * (attempt + 1));
           continue;
         }

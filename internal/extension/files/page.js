@@ -626,6 +626,18 @@ export async function pageAgent(op, args) {
         return { ok: true, content: readText(t.el) };
       }
 
+      case 'paint':
+        // Resolves once the page has rendered a frame since the call (two
+        // animation frames), or after 1 s in a tab that does not render.
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          requestAnimationFrame(() => requestAnimationFrame(() => {
+            clearTimeout(timer);
+            resolve();
+          }));
+        });
+        return { ok: true };
+
       case 'info':
         return { ok: true, url: location.href, title: document.title, readyState: document.readyState };
 
