@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -287,6 +288,8 @@ func TestCloseLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.Split(string(env), "\x00"), "BROWSERTEST_PROBE=inherited")
 
+	assert.ErrorIs(t, b.StopExtensionWorker(t.Context()), browsertest.ErrNoDevTools)
+
 	procs := b.Processes()
 	assert.Contains(t, procs, b.Pid())
 	assert.Contains(t, procs, conn.Pid, "the native host is tracked")
@@ -306,6 +309,36 @@ func TestCloseLeavesNothing(t *testing.T) {
 		assert.Fail(t, "Exited is not closed after Close")
 	}
 	assert.NoError(t, b.Close(), "Close is idempotent")
+}
+
+// TestStopExtensionWorker stops the extension's service worker through
+// the DevTools pipe: the native port it held closes, so the host reads
+// EOF.
+func TestStopExtensionWorker(t *testing.T) {
+	browsertest.SkipWithoutChromium(t)
+	host := browsertest.Build(t, browsertest.RelayHostPackage)
+	relay, err := browsertest.ListenRelay()
+	require.NoError(t, err)
+	defer relay.Close()
+	b := browsertest.Start(t, &browsertest.Options{
+		HostPath: host,
+		Env:      []string{relay.Env()},
+		DevTools: true,
+	})
+
+	conn, err := relay.Accept(t.Context())
+	require.NoError(t, err)
+	defer conn.Close()
+	var hello map[string]any
+	require.NoError(t, conn.Decode(&hello))
+
+	require.NoError(t, b.StopExtensionWorker(t.Context()))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	assert.ErrorIs(t, conn.Decode(&hello), io.EOF, "the worker's port closed with it")
+	require.NoError(t, b.Close())
+	err = b.StopExtensionWorker(t.Context())
+	require.Error(t, err, "no pipe once closed")
+	assert.Contains(t, err.Error(), "DevTools pipe closed")
 }
 
 // TestStartCleansUpAfterAFailedTest runs Start under a test that fails:
