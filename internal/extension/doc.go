@@ -60,7 +60,11 @@
 //
 // A goal with any other step fails while planning. startUrl adds a first
 // navigate step; timeoutMs fails the task when it runs longer. The runner
-// keeps the newest 100 tasks.
+// keeps the newest 100 tasks, in the service worker's memory: Chrome does
+// not stop a worker whose native port is open, but when it does stop it
+// (the port was down and nothing else happened for 30 s) the tasks are
+// gone, and so is the hub side's backoff, which starts again at its
+// minimum.
 //
 // # Test hook
 //
@@ -77,8 +81,8 @@
 //   - tabs: the url and title of tabs, for results and the tabs action.
 //   - scripting: chrome.scripting.executeScript runs the page agent that
 //     snapshots and acts on the page.
-//   - alarms: a 30 s alarm wakes the service worker to reconnect if Chrome
-//     stopped it while both connections were down.
+//   - alarms: an alarm (every 30 s, Config.WakeInterval) starts the
+//     service worker again after Chrome stopped it, and it reconnects.
 //   - host_permissions <all_urls>: chrome.tabs.captureVisibleTab demands
 //     <all_urls> or activeTab, and activeTab needs a user gesture a headless
 //     browser never makes (Chromium 156 refuses site-specific host

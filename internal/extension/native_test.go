@@ -669,6 +669,30 @@ func TestNativeDropPortStartsANewHost(t *testing.T) {
 	s.find(t, "heading", "Plain page")
 }
 
+// TestServiceWorkerStopped: Chrome stops an extension's service worker
+// when it thinks it idle, and everything in its memory goes. The
+// extension's alarm (every second here, 30 s by default) starts it again,
+// and it connects both sides anew.
+func TestServiceWorkerStopped(t *testing.T) {
+	fx := getFixture(t)
+	old := fx.native(t)
+	fx.hub.current(t)
+	n := fx.hub.count()
+
+	require.NoError(t, fx.browser.StopExtensionWorker(t.Context()))
+	select {
+	case <-old.done: // the port closed with the worker: the host saw EOF
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "the native port outlived the service worker")
+	}
+	waitGone(t, old.conn.Pid)
+
+	l := fx.nextHost(t)
+	open(t, fx, l, "/plain").find(t, "heading", "Plain page")
+	c := fx.hub.next(t, n)
+	assert.Equal(t, "Plain", hubOpen(t, fx, c, "/plain")["title"])
+}
+
 // waitGone waits up to 10 s for process pid to exit.
 func waitGone(t testing.TB, pid int) {
 	t.Helper()
