@@ -391,6 +391,10 @@ func TestNativeFrames(t *testing.T) {
 	assert.Equal(t, "clicked in frame", *res.Result.Extracted[0].Value)
 	assert.Equal(t, "Outer", res.Result.Extracted[1].Text, "answered in the order asked")
 
+	// A ref into a frame that is gone is stale: a failed result.
+	failsWith(t, l, "browser.click", map[string]any{"ref": "@f999999e1"}, "take a new snapshot")
+	failsWith(t, l, "browser.extract", map[string]any{"refs": outer.Ref + ",@f999999e1"}, "take a new snapshot")
+
 	all := succeeds(t, l, "browser.extract", map[string]any{"refs": "all"})
 	var refs []string
 	for _, e := range all.Result.Extracted {
