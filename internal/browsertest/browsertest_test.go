@@ -250,15 +250,34 @@ func TestPages(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, rec.Code)
 }
 
+// relayHost builds the relay host and listens for it.
+func relayHost(t *testing.T) (host string, relay *browsertest.Relay) {
+	t.Helper()
+	browsertest.SkipWithoutChromium(t)
+	host = browsertest.Build(t, browsertest.RelayHostPackage)
+	relay, err := browsertest.ListenRelay()
+	require.NoError(t, err)
+	t.Cleanup(func() { relay.Close() })
+	return host, relay
+}
+
+// acceptHello accepts the relay host Chromium started and reads the
+// extension's hello.
+func acceptHello(t *testing.T, relay *browsertest.Relay) *browsertest.RelayConn {
+	t.Helper()
+	conn, err := relay.Accept(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	var hello map[string]any
+	require.NoError(t, conn.Decode(&hello))
+	assert.Equal(t, "bridge:hello", hello["kind"])
+	return conn
+}
+
 // TestCloseLeavesNothing starts Chromium with the relay host, so that a
 // native host runs, and checks that Close ends every process by pid.
 func TestCloseLeavesNothing(t *testing.T) {
-	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, browsertest.RelayHostPackage)
-	relay, err := browsertest.ListenRelay()
-	require.NoError(t, err)
-	defer relay.Close()
-
+	host, relay := relayHost(t)
 	b, err := browsertest.Launch(t.Context(), &browsertest.Options{
 		HostPath:  host,
 		Env:       []string{relay.Env(), "BROWSERTEST_PROBE=inherited"},
@@ -276,12 +295,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{extension.NativeOrigin}, m.AllowedOrigins)
 	assert.Equal(t, host, m.Path)
 
-	conn, err := relay.Accept(t.Context())
-	require.NoError(t, err)
-	defer conn.Close()
-	var hello map[string]any
-	require.NoError(t, conn.Decode(&hello))
-	assert.Equal(t, "bridge:hello", hello["kind"])
+	conn := acceptHello(t, relay)
 
 	// The host inherited Chromium's environment.
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", conn.Pid))
@@ -315,28 +329,20 @@ func TestCloseLeavesNothing(t *testing.T) {
 // the DevTools pipe: the native port it held closes, so the host reads
 // EOF.
 func TestStopExtensionWorker(t *testing.T) {
-	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, browsertest.RelayHostPackage)
-	relay, err := browsertest.ListenRelay()
-	require.NoError(t, err)
-	defer relay.Close()
+	host, relay := relayHost(t)
 	b := browsertest.Start(t, &browsertest.Options{
 		HostPath: host,
 		Env:      []string{relay.Env()},
 		DevTools: true,
 	})
-
-	conn, err := relay.Accept(t.Context())
-	require.NoError(t, err)
-	defer conn.Close()
-	var hello map[string]any
-	require.NoError(t, conn.Decode(&hello))
+	conn := acceptHello(t, relay)
 
 	require.NoError(t, b.StopExtensionWorker(t.Context()))
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
-	assert.ErrorIs(t, conn.Decode(&hello), io.EOF, "the worker's port closed with it")
+	var frame map[string]any
+	assert.ErrorIs(t, conn.Decode(&frame), io.EOF, "the worker's port closed with it")
 	require.NoError(t, b.Close())
-	err = b.StopExtensionWorker(t.Context())
+	err := b.StopExtensionWorker(t.Context())
 	require.Error(t, err, "no pipe once closed")
 	assert.Contains(t, err.Error(), "DevTools pipe closed")
 }
