@@ -187,16 +187,25 @@ func agentProtocolStep(ctx context.Context, r *runner) (string, error) {
 	}
 	r.logf("browser.type %s \"keyboard\" with submit", search.Ref)
 
+	// The type with submit answered once the results page loaded, so the
+	// first snapshot normally shows the result; poll briefly in case the
+	// page fills it in after loading.
 	var link *agentproto.Node
-	for deadline := time.Now().Add(10 * time.Second); link == nil; {
-		if time.Now().After(deadline) {
-			return "", errors.New("the search results never showed the keyboard")
-		}
-		time.Sleep(100 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ; {
 		if s, err = c.Snapshot(ctx, agentproto.SnapshotParams{}); err != nil {
 			return "", err
 		}
-		link = findNode(s, "link", "Wireless Keyboard 75%")
+		if link = findNode(s, "link", "Wireless Keyboard 75%"); link != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", errors.New("the search results never showed the keyboard")
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	r.logf("results page %s shows %s %q", s.URL, link.Ref, link.Name)
 	res, err := c.Click(ctx, agentproto.ClickParams{Ref: link.Ref, Reason: "open the product"})
