@@ -404,6 +404,20 @@ func TestNativeFrames(t *testing.T) {
 	assert.Contains(t, refs, outer.Ref)
 }
 
+// TestNativePageCannotDropRefs: an element whose id is a plausible name
+// for the page agent's state, removed by the page, does not take the refs
+// of the last snapshot with it.
+func TestNativePageCannotDropRefs(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	s := open(t, fx, l, "/named")
+	button := s.find(t, "button", "Remove it")
+	succeeds(t, l, "browser.click", map[string]any{"ref": button.Ref})
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": button.Ref})
+	require.Len(t, res.Result.Extracted, 1)
+	assert.Equal(t, "Removed", res.Result.Extracted[0].Text)
+}
+
 func TestNativeShadowDOM(t *testing.T) {
 	fx := getFixture(t)
 	l := fx.native(t)

@@ -37,10 +37,12 @@ func newSite() *site {
 		"/keys":     keysPage,
 		"/long":     longPage,
 		"/slow":     `<!doctype html><title>slow</title><h1>Slow page</h1><img src="/slow.png" alt="held">`,
-		"/toslow":   `<!doctype html><title>To slow</title><a href="/slow">Slow link</a>`,
-		"/secrets":  secretsPage,
-		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
-		"/shadow":   shadowPage,
+		"/named": `<!doctype html><title>Named</title><div id="__agentbridge">page content</div>
+<button onclick="document.getElementById('__agentbridge').remove(); this.textContent = 'Removed'">Remove it</button>`,
+		"/toslow":  `<!doctype html><title>To slow</title><a href="/slow">Slow link</a>`,
+		"/secrets": secretsPage,
+		"/plain":   `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
+		"/shadow":  shadowPage,
 		"/framed": `<!doctype html><title>Inner</title>
 <button onclick="out.value = 'clicked in frame'">Inner button</button>
 <input id="out" aria-label="Output" readonly>`,

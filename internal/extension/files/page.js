@@ -9,7 +9,12 @@
 // It never throws: every outcome is {ok: true, ...} or {ok: false, error},
 // because Chrome does not carry exceptions out of injected functions.
 export async function pageAgent(op, args) {
-  const state = (globalThis.__agentbridge ??= { refs: new Map(), seq: 0 });
+  // Kept under a symbol: a string-named global can be shadowed by the
+  // page, whose elements with an id or name show as named properties of
+  // window in every world (<div id="__agentbridge"> would stand in for the
+  // state, and removing it would drop the refs).
+  const STATE = Symbol.for('agentbridge.pageAgent');
+  const state = (globalThis[STATE] ??= { refs: new Map() });
   args = args || {};
 
   const SECRET_NAME = /pass|secret|token|otp|cvc|card/i;
