@@ -68,10 +68,11 @@
 //
 // # Test hook
 //
-// The request type "debug.dropNativePort" answers {"ok":true}, then
-// disconnects the native port; the extension reconnects after
-// Config.NativeReconnectDelay. Tests use it to see a host exit on EOF and
-// a new host come up.
+// The request type "debug.dropNativePort" answers {"ok":true}, then, half
+// a second later (a disconnect discards what Chrome has not yet written
+// to the host, the answer included), disconnects the native port; the
+// extension reconnects after Config.NativeReconnectDelay. Tests use it to
+// see a host exit on EOF and a new host come up.
 //
 // # Permissions
 //
