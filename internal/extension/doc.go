@@ -97,7 +97,9 @@
 // the viewport-first order, and their bbox is relative to their frame.
 // inViewport always means the top-level viewport: a frame scrolled out of
 // sight has none of its nodes in it. Inside a cross-origin frame that is
-// an IntersectionObserver's answer, waited for up to 1 s.
+// an IntersectionObserver's answer, waited for up to 5 s (it comes within
+// milliseconds unless the machine is overloaded); in a tab that is not
+// visible, which renders nothing, those nodes count as outside.
 // Snapshots enter shadow roots, open and closed, so web components'
 // controls get refs too. Selectors (the extension bridge, task steps) are
 // document.querySelector's: they reach the top frame's light DOM only.

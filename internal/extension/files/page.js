@@ -236,19 +236,22 @@ export async function pageAgent(op, args) {
     return { x0: v.x0 - dx, y0: v.y0 - dy, x1: v.x1 - dx, y1: v.y1 - dy };
   };
 
-  const IO_WAIT_MS = 1000;
+  const IO_WAIT_MS = 5000;
 
   // viewportTest returns a function (element, bbox) telling whether the
   // element shows in the top-level viewport, which is what inViewport
   // means in every frame. In a frame inside a cross-origin one it asks an
   // IntersectionObserver, whose implicit root is the top-level viewport,
-  // about els; an element it says nothing about within IO_WAIT_MS (a frame
-  // scrolled out of sight is not even rendered) counts as outside.
+  // about els. It answers within milliseconds, off-screen frames included,
+  // but only in a tab that renders, and a loaded machine can make it take
+  // more than a second: it is given IO_WAIT_MS, and in a hidden tab, which
+  // renders nothing, it is not asked. What it says nothing about counts as
+  // outside.
   const viewportTest = async (els) => {
     const view = frameView();
     if (view) return (el, b) => overlaps(b, view);
     const seen = new Map();
-    if (els.length) {
+    if (els.length && document.visibilityState === 'visible') {
       await new Promise((resolve) => {
         let timer;
         const io = new IntersectionObserver((entries) => {
