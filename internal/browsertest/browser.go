@@ -63,6 +63,10 @@ type Options struct {
 	Output io.Writer
 	// Logger receives the harness's own progress messages. nil is silent.
 	Logger *slog.Logger
+	// DevTools opens the DevTools protocol on a pipe between the harness
+	// and Chromium (--remote-debugging-pipe; no port is opened), which
+	// Browser.StopExtensionWorker uses.
+	DevTools bool
 }
 
 // Browser is a running Chromium with the reference extension loaded.
@@ -89,7 +93,8 @@ type Browser struct {
 	log      *slog.Logger
 	keepDir  bool
 	ownDir   bool
-	hostPath string // the host executable, symlinks resolved
+	hostPath string    // the host executable, symlinks resolved
+	devtools *devtools // nil unless Options.DevTools
 	closeMu  sync.Mutex
 	closed   bool
 	closeErr error
@@ -183,8 +188,26 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 	b.cmd.Stderr = out
 	b.cmd.WaitDelay = time.Second
 	setProcessGroup(b.cmd)
-	if err := b.cmd.Start(); err != nil {
+	var devtools *devtools
+	if o.DevTools {
+		if b.cmd.ExtraFiles, devtools, err = devtoolsPipes(); err != nil {
+			return nil, err
+		}
+	}
+	err = b.cmd.Start()
+	for _, f := range b.cmd.ExtraFiles {
+		f.Close() // Chromium's ends: its copies are its own now
+	}
+	if err != nil {
+		if devtools != nil {
+			devtools.w.Close()
+			devtools.r.Close()
+		}
 		return nil, fmt.Errorf("browsertest: starting Chromium: %w", err)
+	}
+	if devtools != nil {
+		devtools.start()
+		b.devtools = devtools
 	}
 	go func() {
 		b.waitErr = b.cmd.Wait()
@@ -252,6 +275,9 @@ func chromiumArgs(b *Browser, o *Options) []string {
 	}
 	if !o.Headful {
 		args = append(args, "--headless=new")
+	}
+	if o.DevTools {
+		args = append(args, "--remote-debugging-pipe")
 	}
 	if o.Extension.Log {
 		// Service-worker console messages reach standard error only with
@@ -336,6 +362,9 @@ func (b *Browser) shutdown() error {
 		b.log.Warn("browsertest: Chromium ignored SIGTERM; killing it", "pid", pid)
 		signalGroup(pid, sigKill)
 		<-b.exited
+	}
+	if b.devtools != nil {
+		b.devtools.close()
 	}
 	var errs []error
 	if left := killAll(b.Processes, gracePeriod); len(left) > 0 {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -249,15 +250,34 @@ func TestPages(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, rec.Code)
 }
 
+// relayHost builds the relay host and listens for it.
+func relayHost(t *testing.T) (host string, relay *browsertest.Relay) {
+	t.Helper()
+	browsertest.SkipWithoutChromium(t)
+	host = browsertest.Build(t, browsertest.RelayHostPackage)
+	relay, err := browsertest.ListenRelay()
+	require.NoError(t, err)
+	t.Cleanup(func() { relay.Close() })
+	return host, relay
+}
+
+// acceptHello accepts the relay host Chromium started and reads the
+// extension's hello.
+func acceptHello(t *testing.T, relay *browsertest.Relay) *browsertest.RelayConn {
+	t.Helper()
+	conn, err := relay.Accept(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	var hello map[string]any
+	require.NoError(t, conn.Decode(&hello))
+	assert.Equal(t, "bridge:hello", hello["kind"])
+	return conn
+}
+
 // TestCloseLeavesNothing starts Chromium with the relay host, so that a
 // native host runs, and checks that Close ends every process by pid.
 func TestCloseLeavesNothing(t *testing.T) {
-	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, browsertest.RelayHostPackage)
-	relay, err := browsertest.ListenRelay()
-	require.NoError(t, err)
-	defer relay.Close()
-
+	host, relay := relayHost(t)
 	b, err := browsertest.Launch(t.Context(), &browsertest.Options{
 		HostPath:  host,
 		Env:       []string{relay.Env(), "BROWSERTEST_PROBE=inherited"},
@@ -275,17 +295,14 @@ func TestCloseLeavesNothing(t *testing.T) {
 	assert.Equal(t, []string{extension.NativeOrigin}, m.AllowedOrigins)
 	assert.Equal(t, host, m.Path)
 
-	conn, err := relay.Accept(t.Context())
-	require.NoError(t, err)
-	defer conn.Close()
-	var hello map[string]any
-	require.NoError(t, conn.Decode(&hello))
-	assert.Equal(t, "bridge:hello", hello["kind"])
+	conn := acceptHello(t, relay)
 
 	// The host inherited Chromium's environment.
 	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", conn.Pid))
 	require.NoError(t, err)
 	assert.Contains(t, strings.Split(string(env), "\x00"), "BROWSERTEST_PROBE=inherited")
+
+	assert.ErrorIs(t, b.StopExtensionWorker(t.Context()), browsertest.ErrNoDevTools)
 
 	procs := b.Processes()
 	assert.Contains(t, procs, b.Pid())
@@ -306,6 +323,28 @@ func TestCloseLeavesNothing(t *testing.T) {
 		assert.Fail(t, "Exited is not closed after Close")
 	}
 	assert.NoError(t, b.Close(), "Close is idempotent")
+}
+
+// TestStopExtensionWorker stops the extension's service worker through
+// the DevTools pipe: the native port it held closes, so the host reads
+// EOF.
+func TestStopExtensionWorker(t *testing.T) {
+	host, relay := relayHost(t)
+	b := browsertest.Start(t, &browsertest.Options{
+		HostPath: host,
+		Env:      []string{relay.Env()},
+		DevTools: true,
+	})
+	conn := acceptHello(t, relay)
+
+	require.NoError(t, b.StopExtensionWorker(t.Context()))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	var frame map[string]any
+	assert.ErrorIs(t, conn.Decode(&frame), io.EOF, "the worker's port closed with it")
+	require.NoError(t, b.Close())
+	err := b.StopExtensionWorker(t.Context())
+	require.Error(t, err, "no pipe once closed")
+	assert.Contains(t, err.Error(), "DevTools pipe closed")
 }
 
 // TestStartCleansUpAfterAFailedTest runs Start under a test that fails:

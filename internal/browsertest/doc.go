@@ -58,6 +58,14 @@
 // itself: build it with BuildBinary, give Relay.Env() in Options.Env, and
 // Accept each host as it connects.
 //
+// # Service worker
+//
+// With Options.DevTools, Launch opens the DevTools protocol on a pipe
+// (--remote-debugging-pipe: file descriptors, no TCP port), and
+// Browser.StopExtensionWorker stops the extension's service worker the way
+// Chrome stops an idle one, so a test can check that the extension comes
+// back by itself.
+//
 // # Limits
 //
 // Unix systems only: on others Launch returns ErrUnsupported. Browser.Output

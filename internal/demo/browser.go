@@ -138,12 +138,24 @@ func dialBridge(ctx context.Context, socket, token string) (*agentproto.Client, 
 	}
 }
 
-func (r *runner) screenshotPath(name string) string {
-	dir := r.opts.ScreenshotDir
-	if dir == "" {
-		dir = os.TempDir()
+// saveScreenshot writes data to a new file in Options.ScreenshotDir (or
+// the system's temporary folder) named after pattern, as os.CreateTemp
+// does: a fresh name, created exclusively, so nothing already in a shared
+// folder (a file, or a link another user planted) is overwritten.
+func (r *runner) saveScreenshot(pattern string, data []byte) (string, error) {
+	f, err := os.CreateTemp(r.opts.ScreenshotDir, pattern)
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(dir, name)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // agentProtocolStep drives the shop through the agent protocol: snapshot,
@@ -175,16 +187,25 @@ func agentProtocolStep(ctx context.Context, r *runner) (string, error) {
 	}
 	r.logf("browser.type %s \"keyboard\" with submit", search.Ref)
 
+	// The type with submit answered once the results page loaded, so the
+	// first snapshot normally shows the result; poll briefly in case the
+	// page fills it in after loading.
 	var link *agentproto.Node
-	for deadline := time.Now().Add(10 * time.Second); link == nil; {
-		if time.Now().After(deadline) {
-			return "", errors.New("the search results never showed the keyboard")
-		}
-		time.Sleep(100 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ; {
 		if s, err = c.Snapshot(ctx, agentproto.SnapshotParams{}); err != nil {
 			return "", err
 		}
-		link = findNode(s, "link", "Wireless Keyboard 75%")
+		if link = findNode(s, "link", "Wireless Keyboard 75%"); link != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", errors.New("the search results never showed the keyboard")
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	r.logf("results page %s shows %s %q", s.URL, link.Ref, link.Name)
 	res, err := c.Click(ctx, agentproto.ClickParams{Ref: link.Ref, Reason: "open the product"})
@@ -198,8 +219,8 @@ func agentProtocolStep(ctx context.Context, r *runner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := r.screenshotPath("agentbridge-demo-agentproto.jpg")
-	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
+	path, err := r.saveScreenshot("agentbridge-demo-agentproto-*.jpg", shot.Data)
+	if err != nil {
 		return "", err
 	}
 	r.logf("browser.click %s, then browser.screenshot → %s (%d KiB %s)", link.Ref, path, len(shot.Data)>>10, shot.MIMEType)
@@ -246,8 +267,8 @@ func extensionBridgeStep(ctx context.Context, r *runner) (string, error) {
 	if shot.MIMEType == "image/jpeg" {
 		ext = ".jpg"
 	}
-	path := r.screenshotPath("agentbridge-demo-extbridge" + ext)
-	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
+	path, err := r.saveScreenshot("agentbridge-demo-extbridge-*"+ext, shot.Data)
+	if err != nil {
 		return "", err
 	}
 	r.logf("screenshot → %s (%d KiB %s)", path, len(shot.Data)>>10, shot.MIMEType)

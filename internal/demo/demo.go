@@ -30,8 +30,8 @@ type Options struct {
 	Chromium string
 	// Headful shows the browser window instead of running headless.
 	Headful bool
-	// ScreenshotDir is where the browser steps save their screenshots;
-	// "" means os.TempDir().
+	// ScreenshotDir is where the browser steps save their screenshots,
+	// each under a fresh name; "" means os.TempDir().
 	ScreenshotDir string
 	// NoBrowser skips the browser steps even when Chromium is present.
 	NoBrowser bool

@@ -85,11 +85,11 @@ func TestRunEverythingInChromium(t *testing.T) {
 	assert.Contains(t, s, `read h1 → "Wireless Mouse"`)
 	assert.Contains(t, s, "approval_request Bash → the panel answered approved")
 
-	data, err = os.ReadFile(filepath.Join(shots, "agentbridge-demo-agentproto.jpg"))
+	data, err = os.ReadFile(onlyFile(t, shots, "agentbridge-demo-agentproto-*.jpg"))
 	require.NoError(t, err)
 	_, err = jpeg.DecodeConfig(bytes.NewReader(data))
 	assert.NoError(t, err)
-	data, err = os.ReadFile(filepath.Join(shots, "agentbridge-demo-extbridge.png"))
+	data, err = os.ReadFile(onlyFile(t, shots, "agentbridge-demo-extbridge-*.png"))
 	require.NoError(t, err)
 	_, err = png.DecodeConfig(bytes.NewReader(data))
 	assert.NoError(t, err)
@@ -101,6 +101,38 @@ func TestRunEverythingInChromium(t *testing.T) {
 		pid, _ := strconv.Atoi(m[1])
 		assert.False(t, browsertest.ProcessAlive(pid), "pid %d still running", pid)
 	}
+}
+
+// onlyFile returns the one file in dir matching pattern.
+func onlyFile(t *testing.T, dir, pattern string) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	require.NoError(t, err)
+	require.Len(t, names, 1, pattern)
+	return names[0]
+}
+
+// TestScreenshotsNeverOverwrite: a screenshot goes to a new file, never to
+// one already there under a predictable name (in a shared folder, another
+// user's file or link).
+func TestScreenshotsNeverOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(target, []byte("keep me"), 0o600))
+	require.NoError(t, os.Symlink(target, filepath.Join(dir, "agentbridge-demo-agentproto.jpg")))
+	r := &runner{opts: Options{ScreenshotDir: dir}}
+	path, err := r.saveScreenshot("agentbridge-demo-agentproto-*.jpg", []byte("image"))
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(path))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "image", string(data))
+	data, err = os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(data))
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }
 
 func TestSummaryFailsWhenAStepFails(t *testing.T) {

@@ -124,6 +124,7 @@ func startFixture(t testing.TB) (fx *fixture, err error) {
 		HubPingInterval:      250 * time.Millisecond,
 		Approvals:            extension.ApprovalApprove,
 		NativeReconnectDelay: 200 * time.Millisecond,
+		WakeInterval:         time.Second,
 		Log:                  os.Getenv("BROWSERTEST_VERBOSE") != "",
 	}
 	var out io.Writer
@@ -135,6 +136,7 @@ func startFixture(t testing.TB) (fx *fixture, err error) {
 		Env:       []string{fx.relay.Env()},
 		Extension: fx.cfg,
 		Output:    out,
+		DevTools:  true,
 	})
 	if err != nil {
 		return nil, err

@@ -60,14 +60,19 @@
 //
 // A goal with any other step fails while planning. startUrl adds a first
 // navigate step; timeoutMs fails the task when it runs longer. The runner
-// keeps the newest 100 tasks.
+// keeps the newest 100 tasks, in the service worker's memory: Chrome does
+// not stop a worker whose native port is open, but when it does stop it
+// (the port was down and nothing else happened for 30 s) the tasks are
+// gone, and so is the hub side's backoff, which starts again at its
+// minimum.
 //
 // # Test hook
 //
-// The request type "debug.dropNativePort" answers {"ok":true}, then
-// disconnects the native port; the extension reconnects after
-// Config.NativeReconnectDelay. Tests use it to see a host exit on EOF and
-// a new host come up.
+// The request type "debug.dropNativePort" answers {"ok":true}, then, half
+// a second later (a disconnect discards what Chrome has not yet written
+// to the host, the answer included), disconnects the native port; the
+// extension reconnects after Config.NativeReconnectDelay. Tests use it to
+// see a host exit on EOF and a new host come up.
 //
 // # Permissions
 //
@@ -77,8 +82,8 @@
 //   - tabs: the url and title of tabs, for results and the tabs action.
 //   - scripting: chrome.scripting.executeScript runs the page agent that
 //     snapshots and acts on the page.
-//   - alarms: a 30 s alarm wakes the service worker to reconnect if Chrome
-//     stopped it while both connections were down.
+//   - alarms: an alarm (every 30 s, Config.WakeInterval) starts the
+//     service worker again after Chrome stopped it, and it reconnects.
 //   - host_permissions <all_urls>: chrome.tabs.captureVisibleTab demands
 //     <all_urls> or activeTab, and activeTab needs a user gesture a headless
 //     browser never makes (Chromium 156 refuses site-specific host
@@ -90,12 +95,22 @@
 // Snapshots and extracts span the page's frames: nodes inside a frame have
 // refs @f<frameId>e<N> and a frameId, listed after the top frame's within
 // the viewport-first order, and their bbox is relative to their frame.
-// Selectors (the extension bridge, task steps) reach the top frame only.
+// inViewport always means the top-level viewport: a frame scrolled out of
+// sight has none of its nodes in it. Inside a cross-origin frame that is
+// an IntersectionObserver's answer, waited for up to 5 s (it comes within
+// milliseconds unless the machine is overloaded); in a tab that is not
+// visible, which renders nothing, those nodes count as outside.
+// Snapshots enter shadow roots, open and closed, so web components'
+// controls get refs too. Selectors (the extension bridge, task steps) are
+// document.querySelector's: they reach the top frame's light DOM only.
 // Each frame's snapshot lists at most 400 nodes unless allElements is true;
 // names are cut at 200 characters, extracted text at 2000. Clicks and keys
 // are synthesised DOM events (untrusted: a page can tell them apart).
 // Screenshots are spaced by 550 ms, Chrome's quota for captureVisibleTab.
-// navigate accepts http, https and about:blank only.
+// navigate accepts http, https and about:blank only, and answers once the
+// page has loaded (an error after 30 s). Every other command waits for a
+// page that is still loading at most 5 s, then acts on it as it is, and
+// does not wait again for that same load.
 //
 // # Security
 //
@@ -105,8 +120,12 @@
 // the extension bridge's redaction rule: the value of a password input, of
 // an input whose autocomplete is current-password, new-password or
 // one-time-code, or of one whose name, id or aria-label matches
-// /pass|secret|token|otp|cvc|card/i is replaced by "[redacted]". Typed text
-// is left out of task events. The hub token sits in config.json, written
+// /pass|secret|token|otp|cvc|card/i is replaced by "[redacted]". The rule
+// covers every holder of a value, selects and editable content as well as
+// inputs and text areas, and also the copies of that value innerText
+// makes: a secret select's options and a secret editable's text are
+// redacted in names, text snippets, extracted text and read's content.
+// Typed text is left out of task events. The hub token sits in config.json, written
 // with mode 0600.
 //
 // # Concurrency

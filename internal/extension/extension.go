@@ -114,6 +114,12 @@ type Config struct {
 	// means 5 s, as the reference extension waits.
 	NativeReconnectDelay time.Duration
 
+	// WakeInterval is the period of the alarm that starts the service
+	// worker again after Chrome stopped it, so that it reconnects. Zero
+	// means 30 s, the shortest Chrome allows a packed extension; an
+	// unpacked one, as loaded by the harness, may ask for less.
+	WakeInterval time.Duration
+
 	// Log makes the service worker log its connection events with
 	// console.log; Chromium prints them to its standard error when started
 	// with --enable-logging=stderr. Tokens and payloads are never logged.
@@ -125,6 +131,7 @@ type fileConfig struct {
 	Native    nativeConfig `json:"native"`
 	Hub       *hubConfig   `json:"hub"`
 	Approvals string       `json:"approvals"`
+	WakeMs    int64        `json:"wakeMs"`
 	Log       bool         `json:"log"`
 }
 
@@ -182,6 +189,9 @@ func (c *Config) file() (*fileConfig, error) {
 		return nil, err
 	}
 	fc.Native = nativeConfig{Enabled: !c.DisableNative, Host: host, ReconnectMs: reconnect}
+	if fc.WakeMs, err = millis("WakeInterval", orDefault(c.WakeInterval, 30*time.Second)); err != nil {
+		return nil, err
+	}
 	if !hostName.MatchString(host) {
 		return nil, fmt.Errorf("%w: invalid native host name %q", ErrInvalidConfig, host)
 	}

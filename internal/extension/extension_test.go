@@ -124,6 +124,7 @@ func TestWrite(t *testing.T) {
 		"native":    map[string]any{"enabled": true, "host": "com.weboperator.bridge", "reconnectMs": 5000.0},
 		"hub":       nil,
 		"approvals": "ignore",
+		"wakeMs":    30000.0,
 		"log":       false,
 	}, readConfig(t, dir), "the zero Config: native side on with the reference timing, hub side off")
 
@@ -149,6 +150,7 @@ func TestWriteConfig(t *testing.T) {
 		DisableNative:        true,
 		NativeHost:           "org.example.host",
 		NativeReconnectDelay: 100 * time.Millisecond,
+		WakeInterval:         2 * time.Second,
 		Log:                  true,
 	}))
 	assert.Equal(t, map[string]any{
@@ -158,6 +160,7 @@ func TestWriteConfig(t *testing.T) {
 			"backoffMinMs": 250.0, "backoffMaxMs": 2000.0, "pingMs": 1.0,
 		},
 		"approvals": "reject",
+		"wakeMs":    2000.0,
 		"log":       true,
 	}, readConfig(t, dir))
 	entries, err := os.ReadDir(dir)
@@ -176,6 +179,7 @@ func TestConfigRejected(t *testing.T) {
 		"max below min":       {HubPort: 5000, HubToken: "tok-SECRET", HubBackoffMin: 5 * time.Second, HubBackoffMax: time.Second},
 		"negative ping":       {HubPort: 5000, HubToken: "tok-SECRET", HubPingInterval: -1},
 		"negative reconnect":  {NativeReconnectDelay: -1},
+		"negative wake":       {WakeInterval: -time.Second},
 		"bad host name":       {NativeHost: "Com.Example"},
 		"host name with dots": {NativeHost: "com..example"},
 		"unknown approval":    {Approvals: extension.Approval(7)},

@@ -3,6 +3,7 @@ package extension_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"strings"
@@ -169,25 +170,42 @@ func TestHubReadRedactsSecrets(t *testing.T) {
 	for _, content := range []string{body, form} {
 		assert.Contains(t, content, "alice-visible", "ordinary fields are read")
 		assert.Contains(t, content, "notes-visible")
+		assert.Contains(t, content, "memo-visible")
 		assert.NotContains(t, content, "S3CRET")
-		// One redaction for each of the ten secret fields.
-		assert.Equal(t, 10, strings.Count(content, "[redacted]"), content)
+		assert.NotContains(t, content, "Amex", "not even the choices of a secret select")
+		// One redaction for each of the ten secret inputs; innerText's own
+		// copies of the secret select's options and of the secret editable
+		// content; the select again among the form fields, in its value
+		// and in its label, which holds it.
+		assert.Equal(t, 14, strings.Count(content, "[redacted]"), content)
 	}
 	for _, sel := range []string{
 		"input[name=pw]", "input[name=login]", "input[name=fresh]", "input[name=code]",
 		"input[name=api_token]", "#client-secret", "input[aria-label='Card number']",
 		"input[name=cvc]", "input[name=otp]", "input[name=passphrase]",
+		"select[name=card_type]", "#secret-note", "#secret-note b",
 	} {
 		assert.Equal(t, "[redacted]", hubRead(t, c, sel), sel)
 	}
 	assert.Equal(t, "alice-visible", hubRead(t, c, "input[name=username]"))
 
-	// The agent protocol's snapshot and extract follow the same rule.
+	// The agent protocol's snapshot and extract follow the same rule: in
+	// values, names, text snippets and extracted text, and in the page text
+	// an extract returns before any snapshot.
 	l := fx.native(t)
+	before := action(t, l, "browser.extract", map[string]any{"refs": "visible"})
+	require.NotEmpty(t, before.Result.Extracted)
+	assert.Contains(t, before.Result.Extracted[0].Text, "Public text")
 	s := takeSnapshot(t, l)
 	all := action(t, l, "browser.extract", map[string]any{"refs": "all"})
-	assert.NotContains(t, fmt.Sprint(s), "S3CRET")
-	assert.NotContains(t, fmt.Sprint(all), "S3CRET")
+	for _, v := range []any{before, s, all} {
+		raw, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), "S3CRET")
+	}
+	assert.Equal(t, "[redacted]", *s.find(t, "combobox", "Card type [redacted]").Value)
+	assert.Equal(t, "[redacted]", *s.find(t, "textbox", "[redacted]").Value, "the secret editable's name is its text")
+	assert.Equal(t, "memo-visible", *s.find(t, "textbox", "Memo").Value)
 }
 
 func TestHubCommandTimeout(t *testing.T) {
@@ -197,16 +215,21 @@ func TestHubCommandTimeout(t *testing.T) {
 	g := fx.site.arm()
 	defer g.open()
 
-	c.send(t, map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300})
+	slow := map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300}
+	c.send(t, slow)
+	// The same id again while it runs: ignored, one result per id. Sent
+	// right behind the first (frames arrive in order), so it is still
+	// running however slow this machine is.
+	c.send(t, slow)
 	<-g.started
-	// The same id again while it runs: ignored, one result per id.
-	c.send(t, map[string]any{"type": "browser_command", "id": "slow-1", "action": "navigate", "url": fx.url("/hang"), "timeout_ms": 300})
 	f := c.frame(t)
 	assert.Equal(t, "browser_result", f["type"])
 	assert.Equal(t, "slow-1", f["id"])
 	assert.Equal(t, "timed out after 300 ms", f["error"])
 	g.open()
 
+	// The same id once more after its result: still no second result.
+	c.send(t, slow)
 	// The next result is the next command's: no second slow-1.
 	r := c.command(t, map[string]any{"action": "navigate", "url": fx.url("/plain")})
 	assert.Equal(t, "", r["error"])

@@ -381,6 +381,7 @@ func TestNativeFrames(t *testing.T) {
 	assert.Regexp(t, frameRef, inner.Ref, "refs inside frames are @f<frameId>e<N>")
 	assert.Regexp(t, frameRef, output.Ref)
 	assert.Positive(t, inner.FrameID)
+	assert.True(t, inner.InViewport)
 
 	succeeds(t, l, "browser.click", map[string]any{"ref": inner.Ref})
 	res := succeeds(t, l, "browser.extract", map[string]any{"refs": output.Ref + "," + outer.Ref})
@@ -390,6 +391,10 @@ func TestNativeFrames(t *testing.T) {
 	assert.Equal(t, "clicked in frame", *res.Result.Extracted[0].Value)
 	assert.Equal(t, "Outer", res.Result.Extracted[1].Text, "answered in the order asked")
 
+	// A ref into a frame that is gone is stale: a failed result.
+	failsWith(t, l, "browser.click", map[string]any{"ref": "@f999999e1"}, "take a new snapshot")
+	failsWith(t, l, "browser.extract", map[string]any{"refs": outer.Ref + ",@f999999e1"}, "take a new snapshot")
+
 	all := succeeds(t, l, "browser.extract", map[string]any{"refs": "all"})
 	var refs []string
 	for _, e := range all.Result.Extracted {
@@ -397,6 +402,78 @@ func TestNativeFrames(t *testing.T) {
 	}
 	assert.Contains(t, refs, inner.Ref)
 	assert.Contains(t, refs, outer.Ref)
+}
+
+// TestNativePageCannotDropRefs: an element whose id is a plausible name
+// for the page agent's state, removed by the page, does not take the refs
+// of the last snapshot with it.
+func TestNativePageCannotDropRefs(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	s := open(t, fx, l, "/named")
+	button := s.find(t, "button", "Remove it")
+	succeeds(t, l, "browser.click", map[string]any{"ref": button.Ref})
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": button.Ref})
+	require.Len(t, res.Result.Extracted, 1)
+	assert.Equal(t, "Removed", res.Result.Extracted[0].Text)
+}
+
+func TestNativeShadowDOM(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	s := open(t, fx, l, "/shadow")
+	s.find(t, "heading", "Components")
+	s.find(t, "button", "Closed button") // a closed shadow root is read too
+	box := s.find(t, "textbox", "Shadow label")
+	require.NotNil(t, box.Value, "aria-labelledby resolves inside the shadow root")
+	assert.Equal(t, "in the shadow", *box.Value)
+	assert.Contains(t, s.TextSnippets, "not yet")
+
+	succeeds(t, l, "browser.click", map[string]any{"ref": s.find(t, "button", "Open button").Ref})
+	succeeds(t, l, "browser.type", map[string]any{"ref": box.Ref, "text": "typed"})
+	after := takeSnapshot(t, l)
+	assert.Contains(t, after.TextSnippets, "open clicked")
+	assert.NotEqual(t, s.DomHash, after.DomHash, "a change inside a shadow root changes the hash")
+	box = after.find(t, "textbox", "Shadow label")
+	res := succeeds(t, l, "browser.extract", map[string]any{"refs": box.Ref})
+	require.Len(t, res.Result.Extracted, 1)
+	require.NotNil(t, res.Result.Extracted[0].Value)
+	assert.Equal(t, "typed", *res.Result.Extracted[0].Value)
+}
+
+// TestNativeFrameViewport: inViewport means the top-level viewport in
+// frames too, for a frame of the same origin (whose position the page
+// agent reads) and of another one (asked of an IntersectionObserver).
+func TestNativeFrameViewport(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+	for _, origin := range []string{"same", "cross"} {
+		t.Run(origin, func(t *testing.T) {
+			path := "/frames?low"
+			if origin == "cross" {
+				path += "&cross"
+			}
+			s := open(t, fx, l, path)
+			inner := s.find(t, "button", "Inner button")
+			assert.Positive(t, inner.FrameID)
+			assert.False(t, inner.InViewport, "the frame is below the fold")
+			assert.False(t, s.find(t, "textbox", "Output").InViewport)
+			assert.Equal(t, "@e1", s.find(t, "heading", "Outer").Ref, "viewport first")
+			visible := succeeds(t, l, "browser.extract", map[string]any{"refs": "visible"})
+			for _, e := range visible.Result.Extracted {
+				assert.NotEqual(t, inner.Ref, e.Ref, "visible leaves out what is below the fold")
+			}
+
+			succeeds(t, l, "browser.scroll", map[string]any{"direction": "bottom"})
+			s = takeSnapshot(t, l)
+			assert.True(t, s.find(t, "button", "Inner button").InViewport, "scrolled into view")
+			assert.False(t, s.find(t, "heading", "Outer").InViewport)
+			assert.Equal(t, "Inner button", s.Nodes[0].Name, "viewport first")
+		})
+	}
+	// A frame in view, from another origin.
+	s := open(t, fx, l, "/frames?cross")
+	assert.True(t, s.find(t, "button", "Inner button").InViewport)
 }
 
 func TestNativeNavigateWaitsForLoad(t *testing.T) {
@@ -445,6 +522,42 @@ func TestNativeNavigateWaitsForLoad(t *testing.T) {
 	bad := l.call(t, "browser.navigate", map[string]any{"url": "javascript:alert(1)"})
 	require.NotNil(t, bad.Error, "an unsupported scheme is an error")
 	assert.Contains(t, *bad.Error, "javascript:")
+}
+
+// TestNativeStalledLoad: a page whose load never ends (an image that
+// never arrives) can still be driven. Commands wait a while for the load,
+// then act on the page as it is, instead of failing after the 30 s a
+// navigate may take.
+func TestNativeStalledLoad(t *testing.T) {
+	fx := getFixture(t)
+	l := fx.native(t)
+
+	t.Run("after navigate", func(t *testing.T) {
+		g := fx.site.arm()
+		defer g.open()
+		_, navigated := l.send(t, "browser.navigate", map[string]any{"url": fx.url("/slow")})
+		<-g.started
+		s := takeSnapshot(t, l)
+		s.find(t, "heading", "Slow page")
+		res := succeeds(t, l, "browser.extract", map[string]any{"refs": "visible"})
+		require.NotEmpty(t, res.Result.Extracted)
+		g.open()
+		r := l.wait(t, navigated)
+		require.Nil(t, r.Error, "%s", r.raw)
+	})
+
+	t.Run("after a click", func(t *testing.T) {
+		s := open(t, fx, l, "/toslow")
+		g := fx.site.arm()
+		defer g.open()
+		succeeds(t, l, "browser.click", map[string]any{"ref": s.find(t, "link", "Slow link").Ref})
+		select {
+		case <-g.started:
+		default:
+			assert.Fail(t, "the click answered before the next page asked for its image")
+		}
+		takeSnapshot(t, l).find(t, "heading", "Slow page")
+	})
 }
 
 func TestNativeScreenshot(t *testing.T) {
@@ -572,6 +685,30 @@ func TestNativeDropPortStartsANewHost(t *testing.T) {
 	assert.Equal(t, []int{l.conn.Pid}, fx.browser.HostPids(), "only the new host runs")
 	s := open(t, fx, l, "/plain")
 	s.find(t, "heading", "Plain page")
+}
+
+// TestServiceWorkerStopped: Chrome stops an extension's service worker
+// when it thinks it idle, and everything in its memory goes. The
+// extension's alarm (every second here, 30 s by default) starts it again,
+// and it connects both sides anew.
+func TestServiceWorkerStopped(t *testing.T) {
+	fx := getFixture(t)
+	old := fx.native(t)
+	fx.hub.current(t)
+	n := fx.hub.count()
+
+	require.NoError(t, fx.browser.StopExtensionWorker(t.Context()))
+	select {
+	case <-old.done: // the port closed with the worker: the host saw EOF
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "the native port outlived the service worker")
+	}
+	waitGone(t, old.conn.Pid)
+
+	l := fx.nextHost(t)
+	open(t, fx, l, "/plain").find(t, "heading", "Plain page")
+	c := fx.hub.next(t, n)
+	assert.Equal(t, "Plain", hubOpen(t, fx, c, "/plain")["title"])
 }
 
 // waitGone waits up to 10 s for process pid to exit.

@@ -2,10 +2,12 @@ package extension_test
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"image"
 	"image/color"
 	"image/png"
+	"net"
 	"net/http"
 	"sync"
 )
@@ -35,10 +37,12 @@ func newSite() *site {
 		"/keys":     keysPage,
 		"/long":     longPage,
 		"/slow":     `<!doctype html><title>slow</title><h1>Slow page</h1><img src="/slow.png" alt="held">`,
-		"/secrets":  secretsPage,
-		"/plain":    `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
-		"/frames": `<!doctype html><title>Frames</title><h1>Outer</h1>
-<iframe src="/framed" style="width:600px;height:200px"></iframe>`,
+		"/named": `<!doctype html><title>Named</title><div id="__agentbridge">page content</div>
+<button onclick="document.getElementById('__agentbridge').remove(); this.textContent = 'Removed'">Remove it</button>`,
+		"/toslow":  `<!doctype html><title>To slow</title><a href="/slow">Slow link</a>`,
+		"/secrets": secretsPage,
+		"/plain":   `<!doctype html><title>Plain</title><h1>Plain page</h1><p id="text">Nothing to see</p>`,
+		"/shadow":  shadowPage,
 		"/framed": `<!doctype html><title>Inner</title>
 <button onclick="out.value = 'clicked in frame'">Inner button</button>
 <input id="out" aria-label="Output" readonly>`,
@@ -50,6 +54,24 @@ func newSite() *site {
 			w.Write([]byte(doc))
 		})
 	}
+	// /frames holds /framed, from the same origin or, with ?cross, from
+	// another one (localhost instead of 127.0.0.1); with ?low, below the
+	// fold.
+	s.mux.HandleFunc("/frames", func(w http.ResponseWriter, r *http.Request) {
+		src := "/framed"
+		if r.URL.Query().Has("cross") {
+			_, port, _ := net.SplitHostPort(r.Host)
+			src = "http://localhost:" + port + "/framed"
+		}
+		spacer := ""
+		if r.URL.Query().Has("low") {
+			spacer = `<div style="height:3000px"></div>`
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintf(w, `<!doctype html><title>Frames</title><h1>Outer</h1>%s
+<iframe src="%s" style="width:600px;height:200px;border:7px solid;padding:5px"></iframe>`, spacer, src)
+	})
 	s.mux.HandleFunc("/result", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte(`<!doctype html><title>Result</title><h1 id="result">You searched: ` +
@@ -183,5 +205,34 @@ const secretsPage = `<!doctype html>
   <input name="otp" value="S3CRET-otp">
   <input name="passphrase" value="S3CRET-pass">
   <textarea name="notes">notes-visible</textarea>
+  <label>Card type <select name="card_type"><option>Amex</option><option selected>S3CRET-select</option></select></label>
+  <div contenteditable="true" id="secret-note" role="textbox">S3CRET-editable <b>S3CRET-bold</b></div>
+  <div contenteditable="true" aria-label="Memo">memo-visible</div>
 </form>
+</body></html>`
+
+// shadowPage holds controls in an open and in a closed shadow root.
+const shadowPage = `<!doctype html>
+<html><head><title>Shadow</title></head>
+<body>
+<h1>Components</h1>
+<open-widget></open-widget>
+<closed-widget></closed-widget>
+<script>
+customElements.define('open-widget', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'open' }).innerHTML =
+      '<span id="lbl">Shadow label</span><input aria-labelledby="lbl" value="in the shadow">' +
+      '<button onclick="this.getRootNode().getElementById(&quot;out&quot;).textContent = &quot;open clicked&quot;">Open button</button>' +
+      '<p id="out">not yet</p>';
+  }
+});
+customElements.define('closed-widget', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'closed' }).innerHTML = '<button>Closed button</button>';
+  }
+});
+</script>
 </body></html>`

@@ -109,12 +109,25 @@ function frameRef(frameId, ref) {
   return frameId === 0 || !ref ? ref : `@f${frameId}${ref.slice(1)}`;
 }
 
+// runInFrame is runInPage for the frame a ref names. A frame that cannot
+// be reached any more (it navigated or was removed since the snapshot)
+// makes the ref stale: an action failure, like a stale ref in the top
+// frame, not a thrown error.
+async function runInFrame(tabId, op, args, frameId) {
+  try {
+    return await runInPage(tabId, op, args, frameId);
+  } catch (e) {
+    if (frameId === 0) throw e;
+    return { ok: false, error: `Frame ${frameId} of this ref is gone (${e.message}): take a new snapshot` };
+  }
+}
+
 // pageAction runs op in the frame its ref names and wraps the outcome in
 // the agent protocol's action result: failures are results with ok:false.
 async function pageAction(tab, op, args) {
   const started = Date.now();
   const { frameId, ref } = splitRef(args.ref);
-  const out = await runInPage(tab.id, op, { ...args, ref }, frameId);
+  const out = await runInFrame(tab.id, op, { ...args, ref }, frameId);
   return { kind: 'action:result', result: { ...out, durationMs: Date.now() - started } };
 }
 
@@ -168,7 +181,7 @@ async function extract(p, tab) {
   }
   const found = new Map();
   for (const [frameId, list] of byFrame) {
-    const out = await runInPage(tab.id, 'extract', { refs: list.join(',') }, frameId);
+    const out = await runInFrame(tab.id, 'extract', { refs: list.join(',') }, frameId);
     if (!out.ok) return done({ ok: false, error: out.error });
     for (const e of out.extracted) found.set(frameRef(frameId, e.ref), { ...e, ref: frameRef(frameId, e.ref) });
   }

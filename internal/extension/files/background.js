@@ -1,6 +1,8 @@
 // The service worker: wires both protocol sides together. Chrome may stop
-// an idle service worker; an open native port and WebSocket traffic keep it
-// running, and an alarm wakes it to reconnect when both are down.
+// an idle service worker, and everything in its memory goes (tasks, the
+// hub's backoff, pending timers); an open native port and WebSocket traffic
+// keep it running, and an alarm starts it again to reconnect when it was
+// stopped.
 import { AgentCommands } from './agent.js';
 import { loadConfig } from './config.js';
 import { HubSide } from './hub.js';
@@ -27,10 +29,10 @@ function start() {
 chrome.alarms.onAlarm.addListener(start);
 chrome.runtime.onStartup.addListener(start);
 chrome.runtime.onInstalled.addListener(start);
-chrome.alarms.create('agentbridge-reconnect', { periodInMinutes: 0.5 });
 
 loadConfig().then((cfg) => {
   logging = cfg.log;
   log('service worker started', chrome.runtime.id);
+  chrome.alarms.create('agentbridge-reconnect', { periodInMinutes: cfg.wakeMs / 60000 });
   start();
 });

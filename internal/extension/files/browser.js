@@ -4,7 +4,8 @@
 import { pageAgent } from './page.js';
 
 const LOAD_START_MS = 2000; // how long a click may take to start a navigation
-const LOAD_MS = 30000; // how long a page may take to load
+const LOAD_MS = 30000; // how long a page may take to load for navigate
+const SETTLE_MS = 5000; // how long any other command waits for a loading page
 
 // activeTab returns the active tab of the last-focused window, creating a
 // tab when there is none.
@@ -19,11 +20,7 @@ export async function activeTab() {
 export async function resolveTab(tabId) {
   if (tabId === undefined || tabId === null) return activeTab();
   if (!Number.isInteger(tabId)) throw new Error('tabId must be an integer');
-  try {
-    return await chrome.tabs.get(tabId);
-  } catch {
-    throw new Error(`No tab with id ${tabId}`);
-  }
+  return getTab(tabId);
 }
 
 // runInPage runs one page-agent operation in one frame of the tab (the
@@ -34,11 +31,45 @@ export async function runInPage(tabId, op, args, frameId = 0) {
   const [first] = await inject(tabId, { frameIds: [frameId] }, op, args);
   if (!first) throw new Error('The page returned no result (it may have navigated away)');
   const out = first.out;
-  if (out.navigating) {
-    await waitForLoad(tabId, LOAD_START_MS);
-  }
+  const left = out.navigating;
   delete out.navigating;
+  if (left) {
+    // A load that finished before this looked needs no wait: the tab
+    // shows another URL and is complete.
+    const arrived = frameId === 0 ? (tab) => tab.status === 'complete' && tab.url !== left : null;
+    await settle(tabId, LOAD_START_MS, arrived);
+  }
   return out;
+}
+
+// stalled maps a tab to the URL of a load that a command already waited
+// SETTLE_MS for: later commands act on that page at once while it still
+// loads (a page whose image never arrives would otherwise make every
+// command wait, or fail).
+const stalled = new Map();
+
+// settle waits, before or after a command acts on a tab, for the tab's
+// load under way (or starting within startMs) to finish, but SETTLE_MS at
+// most: a page that loads for longer is acted on as it is. skipIf(tab),
+// when given, ends the wait at once if it holds for the tab as it is now.
+async function settle(tabId, startMs = 0, skipIf = null) {
+  const tab = await getTab(tabId);
+  if (tab.status === 'loading' && stalled.get(tabId) === tab.url) return;
+  const loaded = await waitForLoad(tabId, startMs, { loadMs: SETTLE_MS, quiet: true, skipIf });
+  if (loaded !== false) {
+    stalled.delete(tabId);
+    return;
+  }
+  const now = await chrome.tabs.get(tabId).catch(() => null);
+  if (now && now.status === 'loading') stalled.set(tabId, now.url);
+}
+
+async function getTab(tabId) {
+  try {
+    return await chrome.tabs.get(tabId);
+  } catch {
+    throw new Error(`No tab with id ${tabId}`);
+  }
 }
 
 // runInAllFrames runs one page-agent operation in every frame of the tab
@@ -49,7 +80,7 @@ export async function runInAllFrames(tabId, op, args) {
 }
 
 async function inject(tabId, target, op, args) {
-  await waitForLoad(tabId, 0);
+  await settle(tabId);
   let results;
   try {
     results = await chrome.scripting.executeScript({
@@ -65,28 +96,33 @@ async function inject(tabId, target, op, args) {
     .map((r) => ({ frameId: r.frameId, out: r.result }));
 }
 
-// waitForLoad resolves once the tab has finished loading. startMs is how
-// long to wait for a load to start when the tab is not loading yet (0:
-// return at once). With fresh, only a load that starts after the call
-// counts, not one already under way.
-export function waitForLoad(tabId, startMs, { fresh = false, loadMs = LOAD_MS } = {}) {
+// waitForLoad resolves with true once the tab has finished loading, or
+// with null when no load started within startMs (0: when the tab is not
+// loading, return at once) or skipIf(tab) held for the tab as it was at
+// the call. A load that does not finish within loadMs is an error, or,
+// with quiet, resolves false. With fresh, only a load that starts after
+// the call counts, not one already under way.
+function waitForLoad(tabId, startMs, { fresh = false, loadMs = LOAD_MS, quiet = false, skipIf = null } = {}) {
   return new Promise((resolve, reject) => {
     let started = false;
     let timer;
-    const finish = (err) => {
+    const finish = (err, value) => {
       clearTimeout(timer);
       chrome.tabs.onUpdated.removeListener(onUpdated);
       chrome.tabs.onRemoved.removeListener(onRemoved);
-      if (err) reject(err); else resolve();
+      if (err) reject(err); else resolve(value);
     };
     const onUpdated = (id, change) => {
       if (id !== tabId) return;
       if (change.status === 'loading') {
         started = true;
         clearTimeout(timer);
-        timer = setTimeout(() => finish(new Error(`Page load did not finish within ${loadMs} ms`)), loadMs);
+        timer = setTimeout(() => {
+          if (quiet) finish(null, false);
+          else finish(new Error(`Page load did not finish within ${loadMs} ms`));
+        }, loadMs);
       } else if (change.status === 'complete' && started) {
-        finish();
+        finish(null, true);
       }
     };
     const onRemoved = (id) => {
@@ -95,11 +131,15 @@ export function waitForLoad(tabId, startMs, { fresh = false, loadMs = LOAD_MS } 
     chrome.tabs.onUpdated.addListener(onUpdated);
     chrome.tabs.onRemoved.addListener(onRemoved);
     chrome.tabs.get(tabId).then((tab) => {
-      if (tab.status === 'loading' && !fresh) {
+      if (started) return;
+      if (skipIf && skipIf(tab)) {
+        finish(null, null);
+      } else if (tab.status === 'loading' && !fresh) {
         onUpdated(tabId, { status: 'loading' });
-      } else if (!started) {
-        if (startMs <= 0) finish();
-        else timer = setTimeout(() => finish(), startMs);
+      } else if (startMs <= 0) {
+        finish(null, null);
+      } else {
+        timer = setTimeout(() => finish(null, null), startMs);
       }
     }, () => finish(new Error(`No tab with id ${tabId}`)));
   });
@@ -165,11 +205,23 @@ function sameDocument(url, target) {
 }
 
 // Chrome allows two captureVisibleTab calls a second per extension:
-// captures are serialised and spaced, and a quota error is retried. So is
-// "image readback failed", which a busy compositor gives for a frame it
-// has not produced yet (seen under load in headless Chromium 156).
+// captures are serialised and spaced, and a quota error is retried.
+// "image readback failed" is what Chrome says when the tab has no rendered
+// frame to copy (just activated, or a compositor busy on a loaded machine:
+// seen in headless Chromium 156): a capture first waits for the page to
+// render a frame, and a readback failure waits for another, then retries.
 let captureChain = Promise.resolve();
 const CAPTURE_GAP_MS = 550;
+
+// paint resolves once the tab's page has rendered a frame since the call
+// (or could not be asked: a page scripts cannot reach is captured as is).
+async function paint(tabId) {
+  try {
+    await chrome.scripting.executeScript({ target: { tabId }, func: pageAgent, args: ['paint', {}] });
+  } catch {
+    // not scriptable: nothing to wait for
+  }
+}
 
 // capture returns the visible part of the tab as a data URL; the tab is
 // made active in its window first.
@@ -178,6 +230,7 @@ export function capture(tabId, format) {
     const tab = await chrome.tabs.get(tabId);
     if (!tab.active) await chrome.tabs.update(tabId, { active: true });
     const options = format === 'png' ? { format: 'png' } : { format: 'jpeg', quality: 80 };
+    await paint(tabId);
     for (let attempt = 0; ; attempt++) {
       try {
         return await chrome.tabs.captureVisibleTab(tab.windowId, options);
@@ -187,6 +240,7 @@ export function capture(tabId, format) {
           continue;
         }
         if (attempt < 5 && /image readback failed/i.test(e.message)) {
+          await paint(tabId);
           await sleep(200 * (attempt + 1));
           continue;
         }

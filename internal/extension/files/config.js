@@ -6,6 +6,7 @@ const DEFAULTS = {
   native: { enabled: true, host: 'com.weboperator.bridge', reconnectMs: 5000 },
   hub: null, // {url, token, backoffMinMs, backoffMaxMs, pingMs}
   approvals: 'ignore',
+  wakeMs: 30000,
   log: false,
 };
 
@@ -20,6 +21,7 @@ export async function loadConfig() {
         backoffMinMs: 1000, backoffMaxMs: 30000, pingMs: 20000, ...c.hub,
       } : null,
       approvals: ['approve', 'reject', 'ignore'].includes(c.approvals) ? c.approvals : 'ignore',
+      wakeMs: Number.isFinite(c.wakeMs) && c.wakeMs > 0 ? c.wakeMs : DEFAULTS.wakeMs,
       log: c.log === true,
     };
   } catch {

@@ -8,6 +8,9 @@ import { extensionVersion, loadConfig } from './config.js';
 import { activeTab, capture, navigate, runInPage, withTimeout } from './browser.js';
 
 const DEFAULT_TIMEOUT_MS = 30000;
+// How many answered command ids are remembered, so that a command sent
+// again after its result gets no second one.
+const ANSWERED_MAX = 1024;
 
 export class HubSide {
   constructor({ log }) {
@@ -18,6 +21,7 @@ export class HubSide {
     this.backoff = 0; // next reconnect delay; 0 until the first failure
     this.ping = null;
     this.inflight = new Set(); // command ids being run
+    this.answered = new WeakMap(); // WebSocket -> the last ANSWERED_MAX ids answered on it, oldest first
     this.controlledTabId = null;
   }
 
@@ -44,6 +48,7 @@ export class HubSide {
       return;
     }
     this.ws = ws;
+    this.answered.set(ws, new Set());
     ws.onopen = () => {
       this.send(ws, { type: 'browser_hello', token: hub.token, extension_version: extensionVersion() });
       this.ping = setInterval(() => this.send(ws, { type: 'ping' }), hub.pingMs);
@@ -112,7 +117,10 @@ export class HubSide {
 
   async command(ws, f) {
     const id = f.id;
-    if (typeof id !== 'string' || id === '' || this.inflight.has(id)) return;
+    // Exactly one browser_result per id: a repeat of an id that is running
+    // or was answered on this connection is ignored.
+    const answered = this.answered.get(ws);
+    if (typeof id !== 'string' || id === '' || this.inflight.has(id) || answered.has(id)) return;
     this.inflight.add(id);
     const timeoutMs = Number.isFinite(f.timeout_ms) && f.timeout_ms > 0 ? f.timeout_ms : DEFAULT_TIMEOUT_MS;
     let result;
@@ -122,6 +130,8 @@ export class HubSide {
       result = { error: String((e && e.message) || e) || 'failed' };
     } finally {
       this.inflight.delete(id);
+      answered.add(id);
+      if (answered.size > ANSWERED_MAX) answered.delete(answered.values().next().value);
     }
     if (!('url' in result)) {
       try {

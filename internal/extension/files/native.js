@@ -5,6 +5,9 @@
 // reference extension does).
 import { loadConfig } from './config.js';
 
+// How long debug.dropNativePort waits after its answer before it drops.
+const DROP_DELAY_MS = 500;
+
 export class NativeSide {
   constructor({ commands, log }) {
     this.commands = commands; // AgentCommands, given later by setCommands
@@ -89,9 +92,12 @@ export class NativeSide {
     const answer = (body) => this.post(port, { kind: 'bridge:response', id, ...body });
     if (type === 'debug.dropNativePort') {
       answer({ result: { ok: true } });
-      loadConfig().then((cfg) => {
+      // Chrome writes to the host after postMessage returns, and a
+      // disconnect drops what it has not written yet: give the answer
+      // time to reach the host before dropping the port.
+      setTimeout(() => loadConfig().then((cfg) => {
         if (this.port === port) this.drop(cfg.native.reconnectMs);
-      });
+      }), DROP_DELAY_MS);
       return;
     }
     Promise.resolve()

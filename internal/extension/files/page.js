@@ -9,7 +9,12 @@
 // It never throws: every outcome is {ok: true, ...} or {ok: false, error},
 // because Chrome does not carry exceptions out of injected functions.
 export async function pageAgent(op, args) {
-  const state = (globalThis.__agentbridge ??= { refs: new Map(), seq: 0 });
+  // Kept under a symbol: a string-named global can be shadowed by the
+  // page, whose elements with an id or name show as named properties of
+  // window in every world (<div id="__agentbridge"> would stand in for the
+  // state, and removing it would drop the refs).
+  const STATE = Symbol.for('agentbridge.pageAgent');
+  const state = (globalThis[STATE] ??= { refs: new Map() });
   args = args || {};
 
   const SECRET_NAME = /pass|secret|token|otp|cvc|card/i;
@@ -40,16 +45,60 @@ export async function pageAgent(op, args) {
   const isField = (el) =>
     el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement;
 
+  const VALUELESS_INPUTS = ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'];
+
+  // holdsValue reports whether el holds a value someone typed or chose: a
+  // text field, a select or editable content.
+  const holdsValue = (el) =>
+    el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement ||
+    (el instanceof HTMLInputElement && !VALUELESS_INPUTS.includes(el.type)) ||
+    (el instanceof HTMLElement && el.isContentEditable);
+
+  const isSecretHolder = (el) => holdsValue(el) && isSecret(el);
+
   const fieldValue = (el) => {
+    if (!holdsValue(el)) return undefined;
     if (el instanceof HTMLSelectElement) {
-      return Array.from(el.selectedOptions).map((o) => o.text).join(', ');
-    }
-    if (el instanceof HTMLInputElement && ['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(el.type)) {
-      return undefined;
+      const v = Array.from(el.selectedOptions).map((o) => o.text).join(', ');
+      return isSecret(el) && v ? REDACTED : v;
     }
     if (isField(el)) return isSecret(el) ? (el.value ? REDACTED : '') : el.value;
-    if (el instanceof HTMLElement && el.isContentEditable) return isSecret(el) ? REDACTED : clean(el.innerText, MAX_TEXT);
-    return undefined;
+    return clean(safeText(el), MAX_TEXT);
+  };
+
+  // underSecret reports whether el is, or is inside, a secret holder (an
+  // option of a secret select, a paragraph of secret editable content).
+  const underSecret = (el) => {
+    for (let n = el; n; n = n.parentElement) {
+      if (isSecretHolder(n)) return true;
+    }
+    return false;
+  };
+
+  // secretTexts returns the texts the secret holders inside el put into
+  // its innerText, longest first: input and textarea values never appear
+  // there, but a select shows all its options (so which one is chosen
+  // must not show either) and editable content its text.
+  const secretTexts = (el) => {
+    const texts = [];
+    for (const h of el.querySelectorAll('select,[contenteditable],[name],[id],[aria-label],[autocomplete]')) {
+      if (!isSecretHolder(h)) continue;
+      texts.push(h.innerText.trim());
+      if (h instanceof HTMLSelectElement) {
+        for (const o of h.options) texts.push(o.text.trim());
+      }
+    }
+    return texts.filter(Boolean).sort((a, b) => b.length - a.length);
+  };
+
+  // safeText is el's innerText with every secret holder's text inside it
+  // replaced by "[redacted]", the same rule values follow.
+  const safeText = (el) => {
+    const text = el.innerText ?? el.textContent ?? '';
+    if (underSecret(el)) return text.trim() ? REDACTED : '';
+    let out = text;
+    for (const s of secretTexts(el)) out = out.split(s).join(REDACTED);
+    return out;
   };
 
   const INPUT_ROLES = {
@@ -84,14 +133,17 @@ export async function pageAgent(op, args) {
     return '';
   };
 
-  const textOf = (el) => clean(el.innerText ?? el.textContent, MAX_NAME);
+  const textOf = (el) => clean(safeText(el), MAX_NAME);
 
   // nameOf is a simplified accessible-name computation: the sources, in
   // the order the ARIA spec tries them.
   const nameOf = (el) => {
     const labelledBy = el.getAttribute('aria-labelledby');
     if (labelledBy) {
-      const parts = labelledBy.split(/\s+/).map((id) => document.getElementById(id)).filter(Boolean).map(textOf);
+      // The ids name elements of el's own tree, which may be a shadow root.
+      const root = el.getRootNode();
+      const byId = (id) => (typeof root.getElementById === 'function' ? root.getElementById(id) : document.getElementById(id));
+      const parts = labelledBy.split(/\s+/).filter(Boolean).map(byId).filter(Boolean).map(textOf);
       const s = clean(parts.join(' '), MAX_NAME);
       if (s) return s;
     }
@@ -142,7 +194,81 @@ export async function pageAgent(op, args) {
     return { x: Math.round(r.x), y: Math.round(r.y), w: Math.round(r.width), h: Math.round(r.height) };
   };
 
-  const inViewport = (b) => b.x < innerWidth && b.y < innerHeight && b.x + b.w > 0 && b.y + b.h > 0;
+  const overlaps = (b, v) => b.x < v.x1 && b.y < v.y1 && b.x + b.w > v.x0 && b.y + b.h > v.y0;
+
+  // frameView returns the part of this frame's viewport that shows in the
+  // top-level viewport, in this frame's coordinates: the whole viewport in
+  // the top frame; in a frame, its viewport clipped by the box and the
+  // viewport of every frame around it. null when a frame around it is
+  // cross-origin, whose geometry cannot be read from here.
+  const frameView = () => {
+    let v = { x0: 0, y0: 0, x1: innerWidth, y1: innerHeight };
+    let dx = 0;
+    let dy = 0;
+    for (let w = window; w !== w.top; w = w.parent) {
+      let fe = null;
+      try {
+        fe = w.frameElement;
+      } catch {
+        // a cross-origin parent
+      }
+      if (!fe) return null;
+      const r = fe.getBoundingClientRect();
+      let padLeft = 0;
+      let padTop = 0;
+      try {
+        const cs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+        padLeft = parseFloat(cs.paddingLeft) || 0;
+        padTop = parseFloat(cs.paddingTop) || 0;
+      } catch {
+        // no style: no padding
+      }
+      const left = r.left + fe.clientLeft + padLeft;
+      const top = r.top + fe.clientTop + padTop;
+      dx += left;
+      dy += top;
+      const p = w.parent;
+      v = {
+        x0: Math.max(v.x0 + left, 0), y0: Math.max(v.y0 + top, 0),
+        x1: Math.min(v.x1 + left, p.innerWidth), y1: Math.min(v.y1 + top, p.innerHeight),
+      };
+    }
+    return { x0: v.x0 - dx, y0: v.y0 - dy, x1: v.x1 - dx, y1: v.y1 - dy };
+  };
+
+  const IO_WAIT_MS = 5000;
+
+  // viewportTest returns a function (element, bbox) telling whether the
+  // element shows in the top-level viewport, which is what inViewport
+  // means in every frame. In a frame inside a cross-origin one it asks an
+  // IntersectionObserver, whose implicit root is the top-level viewport,
+  // about els. It answers within milliseconds, off-screen frames included,
+  // but only in a tab that renders, and a loaded machine can make it take
+  // more than a second: it is given IO_WAIT_MS, and in a hidden tab, which
+  // renders nothing, it is not asked. What it says nothing about counts as
+  // outside.
+  const viewportTest = async (els) => {
+    const view = frameView();
+    if (view) return (el, b) => overlaps(b, view);
+    const seen = new Map();
+    if (els.length && document.visibilityState === 'visible') {
+      await new Promise((resolve) => {
+        let timer;
+        const io = new IntersectionObserver((entries) => {
+          for (const e of entries) seen.set(e.target, e.isIntersecting);
+          if (seen.size >= els.length) done();
+        });
+        const done = () => {
+          clearTimeout(timer);
+          io.disconnect();
+          resolve();
+        };
+        timer = setTimeout(done, IO_WAIT_MS);
+        for (const el of els) io.observe(el);
+      });
+    }
+    return (el) => seen.get(el) === true;
+  };
 
   const hash = (s) => {
     // FNV-1a, 32 bits: cheap, and enough to tell "the page changed".
@@ -186,8 +312,9 @@ export async function pageAgent(op, args) {
   };
 
   // watchNavigation runs fn and reports whether it started a cross-document
-  // navigation of this frame (a link, a form submission), so the caller can
-  // wait for the next page to load before answering.
+  // navigation of this frame (a link, a form submission): false, or the
+  // URL being left, so the caller can wait for the next page to load
+  // before answering.
   const watchNavigation = async (fn) => {
     let navigating = false;
     const nav = globalThis.navigation;
@@ -206,7 +333,7 @@ export async function pageAgent(op, args) {
       nav?.removeEventListener('navigate', onNavigate);
       removeEventListener('beforeunload', onUnload);
     }
-    return navigating;
+    return navigating && location.href;
   };
 
   const setValue = (el, value) => {
@@ -264,22 +391,46 @@ export async function pageAgent(op, args) {
 
   const fail = (error) => ({ ok: false, error });
 
-  const snapshot = () => {
-    const limit = args.allElements === true ? Infinity : DEFAULT_NODE_LIMIT;
-    const seen = new Set();
-    const found = [];
-    const candidates = document.querySelectorAll(
-      'a[href],button,input,select,textarea,summary,[role],[contenteditable],[tabindex],h1,h2,h3,h4,h5,h6');
-    for (const el of candidates) {
-      if (seen.has(el)) continue;
-      seen.add(el);
-      const role = roleOf(el);
-      if (!role || (!INTERACTIVE_ROLES.has(role) && role !== 'generic')) continue;
-      if (role === 'generic' && !(el.hasAttribute('tabindex') && el.tabIndex >= 0)) continue;
-      if (!rendered(el)) continue;
-      const bbox = bboxOf(el);
-      found.push({ el, role, bbox, inViewport: inViewport(bbox) });
+  // shadowRootOf returns el's shadow root, open or closed (an extension's
+  // content script may read closed ones through chrome.dom), or null.
+  const shadowRootOf = (el) => {
+    try {
+      return globalThis.chrome?.dom?.openOrClosedShadowRoot?.(el) ?? el.shadowRoot ?? null;
+    } catch {
+      return el.shadowRoot ?? null;
     }
+  };
+
+  // eachElement calls fn for every element under root in document order,
+  // entering shadow roots where they are attached (a host's shadow tree
+  // right after the host), and returns the shadow roots it entered.
+  const eachElement = (root, fn, roots = []) => {
+    for (const el of root.querySelectorAll('*')) {
+      fn(el);
+      const shadow = shadowRootOf(el);
+      if (shadow) {
+        roots.push(shadow);
+        eachElement(shadow, fn, roots);
+      }
+    }
+    return roots;
+  };
+
+  const CANDIDATES = 'a[href],button,input,select,textarea,summary,[role],[contenteditable],[tabindex],h1,h2,h3,h4,h5,h6';
+
+  const snapshot = async () => {
+    const limit = args.allElements === true ? Infinity : DEFAULT_NODE_LIMIT;
+    const found = [];
+    const shadowRoots = eachElement(document, (el) => {
+      if (!el.matches(CANDIDATES)) return;
+      const role = roleOf(el);
+      if (!role || (!INTERACTIVE_ROLES.has(role) && role !== 'generic')) return;
+      if (role === 'generic' && !(el.hasAttribute('tabindex') && el.tabIndex >= 0)) return;
+      if (!rendered(el)) return;
+      found.push({ el, role, bbox: bboxOf(el) });
+    });
+    const shows = await viewportTest(found.map((n) => n.el));
+    for (const n of found) n.inViewport = shows(n.el, n.bbox);
     // Viewport first, then the rest, each in document order.
     const ordered = found.filter((n) => n.inViewport).concat(found.filter((n) => !n.inViewport));
     state.refs = new Map();
@@ -298,15 +449,17 @@ export async function pageAgent(op, args) {
       nodes.push(node);
     }
     const textSnippets = [];
-    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
     const parents = new Set();
-    while (textSnippets.length < MAX_SNIPPETS && walker.nextNode()) {
-      const parent = walker.currentNode.parentElement;
-      if (!parent || parents.has(parent) || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(parent.tagName)) continue;
-      parents.add(parent);
-      if (!rendered(parent)) continue;
-      const text = clean(parent.innerText, MAX_NAME);
-      if (text && !textSnippets.includes(text)) textSnippets.push(text);
+    for (const root of [document.body || document.documentElement, ...shadowRoots]) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      while (textSnippets.length < MAX_SNIPPETS && walker.nextNode()) {
+        const parent = walker.currentNode.parentElement;
+        if (!parent || parents.has(parent) || /^(SCRIPT|STYLE|NOSCRIPT|TEMPLATE|TEXTAREA|OPTION)$/.test(parent.tagName)) continue;
+        parents.add(parent);
+        if (!rendered(parent)) continue;
+        const text = clean(safeText(parent), MAX_NAME);
+        if (text && !textSnippets.includes(text)) textSnippets.push(text);
+      }
     }
     return {
       ok: true,
@@ -316,14 +469,14 @@ export async function pageAgent(op, args) {
         viewport: { w: innerWidth, h: innerHeight, scrollX: Math.round(scrollX), scrollY: Math.round(scrollY) },
         nodes,
         textSnippets,
-        domHash: hash(document.documentElement.outerHTML),
+        domHash: hash(document.documentElement.outerHTML + shadowRoots.map((r) => r.innerHTML).join('')),
         takenAt: Date.now(),
       },
     };
   };
 
   const extractOne = (ref, el) => {
-    const item = { ref, text: isField(el) ? '' : clean(el.innerText ?? el.textContent, MAX_TEXT) };
+    const item = { ref, text: isField(el) ? '' : clean(safeText(el), MAX_TEXT) };
     const value = fieldValue(el);
     if (value !== undefined) item.value = value;
     if (el instanceof HTMLAnchorElement && el.href) item.href = el.href;
@@ -331,13 +484,14 @@ export async function pageAgent(op, args) {
   };
 
   // readText is innerText plus the values of the form fields inside, each
-  // secret one replaced by "[redacted]".
+  // secret one (and a secret select's or editable's text in innerText)
+  // replaced by "[redacted]".
   const readText = (el) => {
     if (isField(el)) {
       const v = fieldValue(el);
       return v === undefined ? '' : v;
     }
-    let text = el.innerText ?? el.textContent ?? '';
+    let text = safeText(el);
     const fields = Array.from(el.querySelectorAll('input,textarea,select')).filter((f) => fieldValue(f) !== undefined);
     if (fields.length) {
       const lines = fields.map((f) => {
@@ -352,7 +506,7 @@ export async function pageAgent(op, args) {
   try {
     switch (op) {
       case 'snapshot':
-        return snapshot();
+        return await snapshot();
 
       case 'click': {
         const t = target(args);
@@ -451,14 +605,15 @@ export async function pageAgent(op, args) {
         const which = args.refs === undefined || args.refs === null || args.refs === '' ? 'visible' : args.refs;
         const extracted = [];
         if (which === 'visible' || which === 'all') {
-          for (const [ref, el] of state.refs) {
-            if (!el.isConnected) continue;
-            if (which === 'visible' && !inViewport(bboxOf(el))) continue;
+          const live = Array.from(state.refs).filter(([, el]) => el.isConnected);
+          const shows = which === 'visible' ? await viewportTest(live.map(([, el]) => el)) : () => true;
+          for (const [ref, el] of live) {
+            if (!shows(el, bboxOf(el))) continue;
             extracted.push(extractOne(ref, el));
           }
           if (state.refs.size === 0 && globalThis.top === globalThis) {
             // No snapshot yet: the page's text is still worth returning.
-            extracted.push({ ref: '', text: clean(document.body?.innerText, MAX_TEXT * 10) });
+            extracted.push({ ref: '', text: clean(document.body ? safeText(document.body) : '', MAX_TEXT * 10) });
           }
         } else {
           const list = Array.isArray(which) ? which : String(which).split(',');
@@ -478,6 +633,18 @@ export async function pageAgent(op, args) {
         if (t.error) return fail(t.error);
         return { ok: true, content: readText(t.el) };
       }
+
+      case 'paint':
+        // Resolves once the page has rendered a frame since the call (two
+        // animation frames), or after 1 s in a tab that does not render.
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          requestAnimationFrame(() => requestAnimationFrame(() => {
+            clearTimeout(timer);
+            resolve();
+          }));
+        });
+        return { ok: true };
 
       case 'info':
         return { ok: true, url: location.href, title: document.title, readyState: document.readyState };
