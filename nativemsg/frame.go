@@ -1,6 +1,7 @@
 package nativemsg
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -80,6 +81,18 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 
 // Limit reports the largest frame body the Reader accepts.
 func (r *Reader) Limit() int { return r.limit }
+
+// Buffered reports how many bytes the Reader holds that it has read from
+// the underlying reader but not yet returned, when that reader is a
+// *bufio.Reader (as under a Conn with ReadBufferSize); otherwise 0. More
+// than 4 means more of the stream has already arrived: a peer answering
+// frames can hold its answers back and write them together.
+func (r *Reader) Buffered() int {
+	if br, ok := r.r.(*bufio.Reader); ok {
+		return br.Buffered()
+	}
+	return 0
+}
 
 // NextSize reads the next frame's length header, unless it has already,
 // and returns the body length it announces, so that the caller can size

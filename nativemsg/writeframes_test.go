@@ -86,3 +86,21 @@ func TestConnReadBufferSize(t *testing.T) {
 		assert.Equal(t, tt.wantReads, src.reads, "buffer %d", tt.buffer)
 	}
 }
+
+func TestReaderBuffered(t *testing.T) {
+	one := frameBytes(`{"kind":"bridge:hello"}`)
+	stream := append(append([]byte{}, one...), one...)
+	c := NewConn(bytes.NewReader(stream), nil, nil, &ConnOptions{ReadBufferSize: 4096})
+	assert.Zero(t, c.Buffered(), "nothing read yet")
+	_, err := c.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Equal(t, len(one), c.Buffered(), "the second frame arrived with the first")
+	_, err = c.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Zero(t, c.Buffered())
+
+	unbuffered := NewConn(bytes.NewReader(stream), nil, nil, nil)
+	_, err = unbuffered.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Zero(t, unbuffered.Buffered())
+}
