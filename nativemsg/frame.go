@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 )
@@ -184,8 +183,9 @@ const growthFactor = 4
 func readGrowing(r io.Reader, buf []byte, n int) ([]byte, error) {
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			next := min(max(growthFactor*len(buf), eagerAlloc), n)
-			buf = slices.Grow(buf, next-len(buf))
+			grown := make([]byte, len(buf), min(max(growthFactor*len(buf), eagerAlloc), n))
+			copy(grown, buf)
+			buf = grown
 		}
 		m, err := io.ReadFull(r, buf[len(buf):min(cap(buf), n)])
 		buf = buf[:len(buf)+m]
