@@ -86,7 +86,7 @@ func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.limit = conn.Writer.Limit()
-	h.out = wire.NewQueue(conn.Writer, orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue))
+	h.out = wire.NewQueue(conn.Writer, wire.QueueOptions{MaxQueued: orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue)})
 	return h
 }
 
@@ -139,9 +139,13 @@ func (h *Host) Forward(c *Call) {
 	}
 	c.hostID = id
 	h.pending[id] = c
-	// The payload is copied: the request's buffer is released when the
-	// agent's reply is written, which may come first (a timeout).
-	err := h.out.Push(&wire.Frame{Head: head, Body: c.Payload, Tail: requestTail, CopyBody: true})
+	// A large payload is written from the request's frame buffer: the
+	// link holds a reference to it of its own, since the agent's reply,
+	// which releases the request's, may come first (a timeout).
+	if c.reqBuf != nil {
+		c.reqBuf.Retain()
+	}
+	err := h.out.Push(head, c.Payload, requestTail, c.reqBuf, nil)
 	if err != nil {
 		delete(h.pending, id)
 	}
@@ -242,28 +246,10 @@ func (h *Host) Close() error {
 	return h.conn.Close()
 }
 
-// hostReadBuffer is the smallest pooled buffer a frame from the extension
-// is read into; the Conn's Reader only uses it when the frame fits, so the
-// Host asks for one as large as the previous frame needed.
-const hostReadBuffer = 64 << 10
-
 func (h *Host) readLoop() error {
 	var f extensionFrame
-	want := hostReadBuffer
 	for {
-		buf := wire.GetBuffer(want)
-		frame, err := h.conn.ReadMessage(buf.B[:0])
-		if err == nil {
-			if cap(frame) == cap(buf.B) {
-				buf.B = frame
-			} else {
-				buf.Release()
-				buf = &wire.Buffer{B: frame}
-			}
-			want = max(len(frame), hostReadBuffer)
-		} else {
-			buf.Release()
-		}
+		frame, buf, err := wire.ReadFrame(h.conn.Reader)
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
 				h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)

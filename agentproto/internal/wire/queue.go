@@ -8,9 +8,9 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// CopyLimit is the largest body a Queue copies into its own buffer; larger
-// bodies are written from the caller's slice, which must then stay
-// unchanged until written.
+// CopyLimit is the largest body a Queue copies into its own buffer by
+// default; larger bodies are written from the caller's memory, which must
+// then stay unchanged until written.
 const CopyLimit = 32 << 10
 
 // ErrQueueFull is returned by Push when the bytes waiting to be written
@@ -19,6 +19,24 @@ var ErrQueueFull = errors.New("write queue full")
 
 // ErrQueueClosed is returned by Push after Close or a write error.
 var ErrQueueClosed = errors.New("write queue closed")
+
+// FrameWriter writes batches of encoded frames: *nativemsg.Writer.
+type FrameWriter interface {
+	WriteFrames(parts [][]byte) error
+	Limit() int
+}
+
+// QueueOptions configures a Queue. The zero value is the default.
+type QueueOptions struct {
+	// MaxQueued bounds the bytes waiting to be written; beyond it Push
+	// returns ErrQueueFull. A single frame larger than the bound is still
+	// accepted when nothing else is waiting. Zero means no bound.
+	MaxQueued int
+	// CopyAll makes Push copy every body, however large, so that its
+	// caller may reuse the memory at once. By default bodies over
+	// CopyLimit are borrowed until written.
+	CopyAll bool
+}
 
 // Queue serializes frames onto one writer from any number of goroutines.
 // Push never blocks on I/O: it appends the frame and wakes the writing
@@ -31,13 +49,13 @@ var ErrQueueClosed = errors.New("write queue closed")
 type Queue struct {
 	w          FrameWriter
 	frameLimit int // the largest frame body accepted
-	limit      int // bytes queued beyond which Push refuses; 0 = none
+	opts       QueueOptions
 
 	mu        sync.Mutex
-	own       []byte     // bytes copied in since the last segment boundary
-	segs      [][]byte   // completed segments: parts of own and borrowed bodies
-	rels      []Releaser // to release once segs are written
-	spareRels []Releaser
+	own       []byte    // bytes copied in since the last segment boundary
+	segs      [][]byte  // completed segments: parts of own and borrowed bodies
+	rels      []*Buffer // to release once segs are written
+	spareRels []*Buffer
 	ownOff    int // start of the open region of own
 	queued    int // bytes in segs and own[ownOff:]
 	closed    bool
@@ -45,77 +63,65 @@ type Queue struct {
 	idle      bool          // the writer is waiting and nothing is queued
 	spare     []byte        // the other own buffer, free while not writing
 	signal    chan struct{} // wakes Run; capacity 1
-	drained   chan struct{} // closed and replaced when the queue empties
-}
-
-// FrameWriter writes batches of encoded frames: *nativemsg.Writer.
-type FrameWriter interface {
-	WriteFrames(parts [][]byte) error
-	Limit() int
+	drained   chan struct{} // made by Drained while busy; closed when the queue empties
 }
 
 // NewQueue returns a Queue writing to w, which also sets the largest frame
-// accepted. limit bounds the bytes waiting (0: no bound); a single frame
-// larger than limit is still accepted when nothing else is waiting.
-func NewQueue(w FrameWriter, limit int) *Queue {
+// accepted.
+func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
 	return &Queue{
 		w:          w,
 		frameLimit: w.Limit(),
-		limit:      limit,
+		opts:       opts,
 		idle:       true,
 		signal:     make(chan struct{}, 1),
-		drained:    make(chan struct{}),
 	}
 }
 
-// Frame is one frame to queue: its body is the concatenation of Head,
-// Body and Tail. Head and Tail are always copied. Body is copied when at
-// most CopyLimit bytes or when CopyBody is set, else borrowed until
-// written. Release holds up to two things to release once the frame's
-// bytes are no longer needed (after the copy, or after the write); they
-// are not released when Push fails or the queue is closed with the frame
-// still waiting (the garbage collector then takes them).
-type Frame struct {
-	Head, Body, Tail []byte
-	CopyBody         bool
-	Release          [2]Releaser
-}
-
-// Push queues f, preceded by its 4-byte little-endian length.
-func (q *Queue) Push(f *Frame) error {
-	n := len(f.Head) + len(f.Body) + len(f.Tail)
+// Push queues one frame whose body is head, body and tail concatenated,
+// preceded by its 4-byte little-endian length. head and tail are copied;
+// body is copied when it is at most CopyLimit bytes (or CopyAll is set),
+// else borrowed until written. Push takes over rel1 and rel2 (either may be
+// nil), which hold body's memory: they are released once the frame no
+// longer needs them, which is at once when the body was copied or Push
+// fails, and otherwise once the frame is written or dropped by Close.
+func (q *Queue) Push(head, body, tail []byte, rel1, rel2 *Buffer) error {
+	n := len(head) + len(body) + len(tail)
 	if n > q.frameLimit {
+		rel1.Release()
+		rel2.Release()
 		return &nativemsg.FrameSizeError{Size: uint64(n), Limit: q.frameLimit}
 	}
 	q.mu.Lock()
-	if q.closed {
-		err := q.err
-		q.mu.Unlock()
-		if err == nil {
-			err = ErrQueueClosed
-		}
-		return err
-	}
-	if q.limit > 0 && q.queued > 0 && q.queued+n+4 > q.limit {
-		q.mu.Unlock()
-		return ErrQueueFull
-	}
-	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
-	q.own = append(q.own, f.Head...)
-	copied := len(f.Body) <= CopyLimit || f.CopyBody
-	if copied {
-		q.own = append(q.own, f.Body...)
-	} else {
-		q.segs = append(q.segs, q.own[q.ownOff:])
-		q.segs = append(q.segs, f.Body)
-		q.ownOff = len(q.own)
-		for _, r := range f.Release {
-			if r != nil {
-				q.rels = append(q.rels, r)
+	if q.closed || (q.opts.MaxQueued > 0 && q.queued > 0 && q.queued+n+4 > q.opts.MaxQueued) {
+		err := ErrQueueFull
+		if q.closed {
+			err = q.err
+			if err == nil {
+				err = ErrQueueClosed
 			}
 		}
+		q.mu.Unlock()
+		rel1.Release()
+		rel2.Release()
+		return err
 	}
-	q.own = append(q.own, f.Tail...)
+	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
+	q.own = append(q.own, head...)
+	copied := len(body) <= CopyLimit || q.opts.CopyAll
+	if copied {
+		q.own = append(q.own, body...)
+	} else {
+		q.segs = append(q.segs, q.own[q.ownOff:], body)
+		q.ownOff = len(q.own)
+		if rel1 != nil {
+			q.rels = append(q.rels, rel1)
+		}
+		if rel2 != nil {
+			q.rels = append(q.rels, rel2)
+		}
+	}
+	q.own = append(q.own, tail...)
 	q.queued += n + 4
 	wake := q.idle
 	q.idle = false
@@ -127,11 +133,8 @@ func (q *Queue) Push(f *Frame) error {
 		}
 	}
 	if copied {
-		for _, r := range f.Release {
-			if r != nil {
-				r.Release()
-			}
-		}
+		rel1.Release()
+		rel2.Release()
 	}
 	return nil
 }
@@ -153,7 +156,18 @@ func (q *Queue) Drained() <-chan struct{} {
 		close(ch)
 		return ch
 	}
+	if q.drained == nil {
+		q.drained = make(chan struct{})
+	}
 	return q.drained
+}
+
+// notifyDrained closes the channel Drained handed out, if any. q.mu is held.
+func (q *Queue) notifyDrained() {
+	if q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
 }
 
 // Run writes queued frames until Close or a write error, which it returns
@@ -164,8 +178,7 @@ func (q *Queue) Run() error {
 		q.mu.Lock()
 		for len(q.segs) == 0 && q.ownOff == len(q.own) && !q.closed {
 			q.idle = true
-			close(q.drained)
-			q.drained = make(chan struct{})
+			q.notifyDrained()
 			q.mu.Unlock()
 			<-q.signal
 			q.mu.Lock()
@@ -189,10 +202,9 @@ func (q *Queue) Run() error {
 
 		err := q.w.WriteFrames(batch)
 		clear(batch) // drop references to borrowed bodies
-		if err == nil {
-			for _, r := range rels {
-				r.Release()
-			}
+		// Written or not, the bodies are no longer needed.
+		for _, r := range rels {
+			r.Release()
 		}
 		clear(rels)
 
@@ -203,7 +215,7 @@ func (q *Queue) Run() error {
 		}
 		if err != nil && !q.closed {
 			q.closed, q.err = true, err
-			close(q.drained)
+			q.dropQueued()
 			q.mu.Unlock()
 			return err
 		}
@@ -222,15 +234,22 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
-		q.segs, q.own, q.rels = nil, nil, nil
-		q.ownOff, q.queued = 0, 0
-		if !q.idle {
-			close(q.drained)
-		}
+		q.dropQueued()
 	}
 	q.mu.Unlock()
 	select {
 	case q.signal <- struct{}{}:
 	default:
 	}
+}
+
+// dropQueued discards the frames waiting, releasing what they borrowed,
+// once the queue is closed. q.mu is held.
+func (q *Queue) dropQueued() {
+	for _, r := range q.rels {
+		r.Release()
+	}
+	q.segs, q.own, q.rels = nil, nil, nil
+	q.ownOff, q.queued = 0, 0
+	q.notifyDrained()
 }
