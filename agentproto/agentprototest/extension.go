@@ -385,11 +385,13 @@ func (r *Request) claim() bool {
 
 // requestHead is how every bridge:request the Host writes begins; the
 // rest follows in a fixed order, which parseRequest reads without a
-// general JSON parse (the host has validated the payload it relays).
+// general JSON parse: the host has validated the payload it relays, and
+// the real extension's parse runs in Chrome's process, not the host's.
 var (
 	requestHead = []byte(`{"kind":"bridge:request","id":"`)
 	requestType = []byte(`","type":"`)
 	requestPay  = []byte(`","payload":`)
+	closeBrace  = []byte(`}`)
 )
 
 func parseRequest(frame []byte) (*Request, error) {
@@ -446,13 +448,14 @@ func parseHostRequest(frame []byte) (*Request, bool) {
 	}
 	typ := rest[:typeEnd]
 	payload, ok := bytes.CutPrefix(rest[typeEnd:], requestPay)
-	if !ok || len(payload) < 2 || payload[len(payload)-1] != '}' {
+	payload, closed := bytes.CutSuffix(payload, closeBrace)
+	if !ok || !closed || len(payload) < 2 || payload[0] != '{' || payload[len(payload)-1] != '}' {
 		return nil, false
 	}
 	return &Request{
 		ID:      string(id),
 		Type:    typeName(typ),
-		Payload: payload[:len(payload)-1],
+		Payload: payload,
 		idLit:   frame[len(requestHead)-1 : len(requestHead)+idEnd+1],
 	}, true
 }
