@@ -151,16 +151,17 @@ const (
 	highs = 0x8080808080808080
 )
 
-// special returns a word whose high bit is set in each byte of x that is a
-// quote, a backslash, a control character or not ASCII: the bytes a string
-// scan must stop at.
+// special returns a word whose high bit is set in the lowest byte of x
+// that is a quote, a backslash, a control character or not ASCII (the
+// bytes a string scan must stop at), if there is one; bytes above it may
+// be marked too. For a byte that is none of those, neither x^'"' - 1,
+// x^'\\' - 1 nor x - 0x20 sets the high bit, nor does a borrow reach it
+// unless a byte below was a quote, a backslash or a control character.
 func special(x uint64) uint64 {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	hasQ := (q - ones) &^ q
-	hasB := (b - ones) &^ b
-	ctl := (x - ones*0x20) &^ x
-	return (hasQ | hasB | ctl | x) & highs
+	q := (x ^ ones*'"') - ones
+	b := (x ^ ones*'\\') - ones
+	c := x - ones*0x20
+	return (q | b | c | x) & highs
 }
 
 // nextSpecial returns the offset of the first byte at or after i that a
