@@ -218,9 +218,9 @@ func encodePayload(payload any) ([]byte, error) {
 }
 
 // decodeResult decodes res into result and releases buf. A
-// *json.RawMessage receives the bytes as encoding/json gives them (copied
-// into its own memory, which it reuses when large enough), except that a
-// result read into memory of its own, not pooled, is handed over whole.
+// *json.RawMessage receives the bytes as encoding/json gives them: copied
+// into its own memory, which it reuses when large enough (the frame's
+// buffer goes back to its pool), unless the frame's memory is not pooled.
 func decodeResult(res []byte, buf *wire.Buffer, result any) error {
 	switch r := result.(type) {
 	case nil:

@@ -8,15 +8,26 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// Buffer sizes pooled: powers of two from minPooled to maxPooled. Larger
-// frames get memory of their own (and nativemsg's gradual growth, so that
-// a header claiming megabytes costs nothing until they arrive).
+// Buffer sizes pooled: powers of two from minPooled to maxPooled. A larger
+// frame is read into memory that grows as its bytes arrive (nativemsg's
+// gradual growth, so that a header claiming megabytes costs nothing until
+// they arrive), unless bigPool has a buffer large enough (and not more
+// than bigSlack times too large). Large buffers go to bigPool once
+// released: a bridge relaying multi-megabyte results in turn then reads
+// each into memory already allocated, instead of allocating, zeroing and
+// growing it every time. Like every sync.Pool, bigPool holds its buffers
+// only until the next garbage collections.
 const (
 	minPooledShift = 9  // 512 B
 	maxPooledShift = 20 // 1 MiB
+	bigClass       = -1 // Buffer.class of a buffer for bigPool
+	bigSlack       = 4
 )
 
-var pools [maxPooledShift - minPooledShift + 1]sync.Pool
+var (
+	pools   [maxPooledShift - minPooledShift + 1]sync.Pool
+	bigPool sync.Pool
+)
 
 // Buffer is a frame buffer that may come from a pool. It is reference
 // counted: it starts with one reference, Retain adds one and Release drops
@@ -24,15 +35,22 @@ var pools [maxPooledShift - minPooledShift + 1]sync.Pool
 // used by a holder after its Release. A nil *Buffer may be released.
 type Buffer struct {
 	B     []byte
-	class int8         // pool index + 1; 0 for a buffer of its own
+	class int8         // pool index + 1; bigClass; 0 for memory of its own
 	extra atomic.Int32 // references beyond the first
 }
 
-// GetBuffer returns a buffer with capacity for n bytes, or an unpooled
-// empty one when n is beyond the pooled sizes.
+// GetBuffer returns a buffer with capacity for n bytes or, when n is
+// beyond the pooled sizes and bigPool has none large enough, an empty one
+// to read into memory of its own (which goes to bigPool once released).
 func GetBuffer(n int) *Buffer {
 	if n > 1<<maxPooledShift {
-		return &Buffer{}
+		if b, ok := bigPool.Get().(*Buffer); ok {
+			if c := cap(b.B); c >= n && c/bigSlack <= n {
+				return b
+			}
+			bigPool.Put(b)
+		}
+		return &Buffer{class: bigClass}
 	}
 	shift := max(bits.Len(uint(max(n, 1)-1)), minPooledShift)
 	class := shift - minPooledShift
@@ -56,11 +74,14 @@ func (b *Buffer) Release() {
 	}
 	// That was the last reference: extra is -1, and nothing else holds b.
 	b.extra.Store(0)
-	if b.class == 0 {
-		return
+	switch {
+	case b.class == bigClass && cap(b.B) > 1<<maxPooledShift:
+		b.B = b.B[:0]
+		bigPool.Put(b)
+	case b.class > 0:
+		b.B = b.B[:0]
+		pools[b.class-1].Put(b)
 	}
-	b.B = b.B[:0]
-	pools[b.class-1].Put(b)
 }
 
 // ReadFrame reads the next frame from r into a buffer from the pool, sized
@@ -77,11 +98,8 @@ func ReadFrame(r *nativemsg.Reader) ([]byte, *Buffer, error) {
 		buf.Release()
 		return nil, nil, err
 	}
-	if cap(frame) != cap(buf.B) {
-		// Read into memory of its own (a frame over the pooled sizes).
-		buf.Release()
-		buf = &Buffer{}
-	}
+	// frame is in buf.B, or, for a frame over the pooled sizes that no
+	// pooled buffer could hold, in new memory that buf takes over.
 	buf.B = frame
 	return frame, buf, nil
 }
