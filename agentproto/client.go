@@ -135,7 +135,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
 	// while the frame still waits to be written.
-	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}), wire.QueueOptions{CopyAll: true})
+	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}),
+		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)
 	return c
@@ -286,7 +287,7 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
-	if err := c.out.Push(head, payload, tail, nil, nil); err != nil {
+	if err := c.out.Send(head, payload, tail, nil, nil); err != nil {
 		c.forget(id)
 		c.mu.Lock()
 		lost := c.err

@@ -16,6 +16,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
@@ -208,7 +209,7 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
-	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, wire.QueueOptions{MaxQueued: s.maxQueued})}
+	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -556,6 +557,17 @@ func (c *serverConn) closeAfterFlush() {
 	}
 }
 
+// rawConn returns nc's raw connection when it has one (sockets do; the
+// in-memory pipes of tests do not), for queues to write on directly.
+func rawConn(nc net.Conn) syscall.RawConn {
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			return rc
+		}
+	}
+	return nil
+}
+
 func (c *serverConn) writeLoop() {
 	if err := c.out.Run(); err != nil {
 		c.srv.log.Debug("agentproto: connection write failed", "err", err)
@@ -613,7 +625,7 @@ func (c *serverConn) pushResult(id, result []byte, rel1, rel2 *wire.Buffer) {
 	if result == nil {
 		result = nullResult
 	}
-	if err := c.out.Push(head, result, closeBrace, rel1, rel2); err != nil {
+	if err := c.out.Send(head, result, closeBrace, rel1, rel2); err != nil {
 		c.dropSlow(err)
 	}
 }
@@ -622,7 +634,7 @@ func (c *serverConn) pushResult(id, result []byte, rel1, rel2 *wire.Buffer) {
 // releases rel.
 func (c *serverConn) pushError(id []byte, msg string, rel *wire.Buffer) {
 	var buf [160]byte
-	if err := c.out.Push(appendError(buf[:0], id, msg), nil, nil, rel, nil); err != nil {
+	if err := c.out.Send(appendError(buf[:0], id, msg), nil, nil, rel, nil); err != nil {
 		c.dropSlow(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"syscall"
 
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
@@ -36,12 +37,21 @@ type QueueOptions struct {
 	// caller may reuse the memory at once. By default bodies over
 	// CopyLimit are borrowed until written.
 	CopyAll bool
+	// Direct is the raw connection under the FrameWriter, in non-blocking
+	// mode (as every socket of Go's net package is). With it, Send
+	// writes from the calling goroutine when no write is in progress and
+	// the frames waiting are all in the queue's own buffer, as far as the
+	// peer takes them without waiting; Run writes the rest. That saves
+	// waking Run, and a thread switch, per frame. Nil means Run writes
+	// everything.
+	Direct syscall.RawConn
 }
 
 // Queue serializes frames onto one writer from any number of goroutines.
-// Push never blocks on I/O: it appends the frame and wakes the writing
-// goroutine (Run), which writes everything queued since its last write in
-// one batch, so concurrent senders share system calls.
+// Push and Send never block on I/O: Push appends the frame and wakes the
+// writing goroutine (Run), which writes everything queued since its last
+// write in one batch, so concurrent senders share system calls; Send may
+// also write at once without waiting (see QueueOptions.Direct).
 //
 // Small frames are copied into a buffer the queue owns; the two buffers
 // alternate between the senders and the writer, so steady-state pushing
@@ -50,6 +60,7 @@ type Queue struct {
 	w          FrameWriter
 	frameLimit int // the largest frame body accepted
 	opts       QueueOptions
+	direct     *directWriter // nil without QueueOptions.Direct
 
 	mu        sync.Mutex
 	own       []byte    // bytes copied in since the last segment boundary
@@ -60,7 +71,8 @@ type Queue struct {
 	queued    int // bytes in segs and own[ownOff:]
 	closed    bool
 	err       error
-	idle      bool          // the writer is waiting and nothing is queued
+	writing   bool          // a batch is being written, by Run or by Send
+	parked    bool          // Run waits for signal
 	spare     []byte        // the other own buffer, free while not writing
 	signal    chan struct{} // wakes Run; capacity 1
 	drained   chan struct{} // made by Drained while busy; closed when the queue empties
@@ -69,13 +81,16 @@ type Queue struct {
 // NewQueue returns a Queue writing to w, which also sets the largest frame
 // accepted.
 func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
-	return &Queue{
+	q := &Queue{
 		w:          w,
 		frameLimit: w.Limit(),
 		opts:       opts,
-		idle:       true,
 		signal:     make(chan struct{}, 1),
 	}
+	if opts.Direct != nil {
+		q.direct = newDirectWriter(opts.Direct)
+	}
+	return q
 }
 
 // Push queues one frame whose body is head, body and tail concatenated,
@@ -86,6 +101,17 @@ func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
 // longer needs them, which is at once when the body was copied or Push
 // fails, and otherwise once the frame is written or dropped by Close.
 func (q *Queue) Push(head, body, tail []byte, rel1, rel2 *Buffer) error {
+	return q.push(head, body, tail, rel1, rel2, false)
+}
+
+// Send is Push, except that with QueueOptions.Direct it may write the
+// frame (and any others waiting) from the calling goroutine, without
+// blocking, instead of waking Run.
+func (q *Queue) Send(head, body, tail []byte, rel1, rel2 *Buffer) error {
+	return q.push(head, body, tail, rel1, rel2, q.direct != nil)
+}
+
+func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) error {
 	n := len(head) + len(body) + len(tail)
 	if n > q.frameLimit {
 		rel1.Release()
@@ -123,14 +149,11 @@ func (q *Queue) Push(head, body, tail []byte, rel1, rel2 *Buffer) error {
 	}
 	q.own = append(q.own, tail...)
 	q.queued += n + 4
-	wake := q.idle
-	q.idle = false
-	q.mu.Unlock()
-	if wake {
-		select {
-		case q.signal <- struct{}{}:
-		default:
-		}
+	if direct && !q.writing && len(q.segs) == 0 {
+		q.writeDirect() // unlocks
+	} else {
+		q.wakeRun()
+		q.mu.Unlock()
 	}
 	if copied {
 		rel1.Release()
@@ -146,12 +169,71 @@ func (q *Queue) Queued() int {
 	return q.queued
 }
 
+// wakeRun wakes Run if it waits and there is something for it to write.
+// q.mu is held.
+func (q *Queue) wakeRun() {
+	if q.parked && !q.writing && q.queued > 0 {
+		q.parked = false
+		select {
+		case q.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// writeDirect writes what waits in q.own from the calling goroutine, as
+// far as the peer takes it without waiting, and leaves the rest to Run.
+// q.mu is held on entry and released on return.
+func (q *Queue) writeDirect() {
+	batch := q.own
+	q.own, q.spare = q.spare[:0], nil
+	q.queued = 0
+	q.writing = true
+	q.mu.Unlock()
+
+	n, err := q.direct.tryWrite(batch)
+
+	q.mu.Lock()
+	q.writing = false
+	switch {
+	case err != nil:
+		q.fail(err)
+	case q.closed:
+		// Closed meanwhile: the rest is dropped like everything queued.
+	case n < len(batch):
+		// The rest goes first: before anything queued meanwhile.
+		q.segs = append(q.segs, nil)
+		copy(q.segs[1:], q.segs)
+		q.segs[0] = batch[n:]
+		q.queued += len(batch) - n
+	case cap(batch) <= maxRetained && q.spare == nil:
+		q.spare = batch[:0]
+	}
+	if q.queued == 0 {
+		q.notifyDrained()
+	}
+	q.wakeRun()
+	q.mu.Unlock()
+}
+
+// fail closes the queue after a write error. q.mu is held.
+func (q *Queue) fail(err error) {
+	if !q.closed {
+		q.closed, q.err = true, err
+		q.dropQueued()
+	}
+	select {
+	case q.signal <- struct{}{}: // Run returns the error
+	default:
+	}
+}
+
 // Drained returns a channel closed once nothing is waiting to be written
 // (at once when that is already so) or the queue is closed.
 func (q *Queue) Drained() <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.idle {
+	if q.closed || (q.queued == 0 && !q.writing) {
 		ch := make(chan struct{})
 		close(ch)
 		return ch
@@ -176,13 +258,16 @@ func (q *Queue) Run() error {
 	var batch [][]byte
 	for {
 		q.mu.Lock()
-		for len(q.segs) == 0 && q.ownOff == len(q.own) && !q.closed {
-			q.idle = true
-			q.notifyDrained()
+		for (q.queued == 0 || q.writing) && !q.closed {
+			if q.queued == 0 && !q.writing {
+				q.notifyDrained()
+			}
+			q.parked = true
 			q.mu.Unlock()
 			<-q.signal
 			q.mu.Lock()
 		}
+		q.parked = false
 		if q.closed {
 			err := q.err
 			q.mu.Unlock()
@@ -198,6 +283,7 @@ func (q *Queue) Run() error {
 		rels := q.rels
 		q.rels, q.spareRels = q.spareRels[:0], nil
 		q.queued = 0
+		q.writing = true
 		q.mu.Unlock()
 
 		err := q.w.WriteFrames(batch)
@@ -209,8 +295,9 @@ func (q *Queue) Run() error {
 		clear(rels)
 
 		q.mu.Lock()
+		q.writing = false
 		q.spareRels = rels[:0]
-		if cap(written) <= maxRetained {
+		if cap(written) <= maxRetained && q.spare == nil {
 			q.spare = written[:0]
 		}
 		if err != nil && !q.closed {
