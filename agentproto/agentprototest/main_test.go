@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -69,6 +70,8 @@ func TestSerialAnswersBatchedRequests(t *testing.T) {
 		ext.Close()
 		wg.Wait()
 	})
+
+	require.Eventually(t, host.Online, 10*time.Second, time.Millisecond, "the extension's hello")
 
 	const agents, calls = 8, 50
 	errs := make(chan error, agents*calls)
