@@ -210,14 +210,17 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
 	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
+	// The goroutines are started under s.mu, so that Close, which waits
+	// for them after setting closing under s.mu, never waits while one
+	// is being added (a sync.WaitGroup must not grow from zero during
+	// Wait).
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closing {
-		s.mu.Unlock()
 		nc.Close()
 		return
 	}
 	if len(s.conns) >= s.maxConns {
-		s.mu.Unlock()
 		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
 		s.connWG.Go(func() {
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -228,7 +231,6 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	s.conns[c] = struct{}{}
-	s.mu.Unlock()
 	s.connWG.Go(c.writeLoop)
 	s.connWG.Go(c.readLoop)
 }
