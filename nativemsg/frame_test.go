@@ -345,6 +345,22 @@ func TestConcurrentWritersKeepFramesIntact(t *testing.T) {
 
 func TestPipe(t *testing.T) {
 	host, browser := Pipe()
+	testPipe(t, host, browser)
+}
+
+func TestOSPipe(t *testing.T) {
+	host, browser, err := OSPipe()
+	require.NoError(t, err)
+	// Unlike Pipe's, a write returns once the pipe holds it.
+	big := `"` + strings.Repeat("b", 8<<10) + `"`
+	require.NoError(t, browser.WriteMessage([]byte(big)))
+	got, err := host.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Equal(t, big, string(got))
+	testPipe(t, host, browser)
+}
+
+func testPipe(t *testing.T, host, browser *Conn) {
 	defer host.Close()
 	defer browser.Close()
 	assert.Equal(t, DefaultReadLimit, host.Reader.Limit())

@@ -29,6 +29,12 @@ func preparePollable(fd int) bool {
 	if !pollableStream(fd) {
 		return false
 	}
-	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), fSetPipeSize, pipeSize)
+	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), fSetPipeSize, pipeSize) // only pipes take it
 	return syscall.SetNonblock(fd, true) == nil
+}
+
+// enlargePipe asks for a 1 MiB buffer for the pipe f (a refusal is
+// harmless).
+func enlargePipe(f interface{ Fd() uintptr }) {
+	syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, pipeSize)
 }
