@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -32,67 +31,35 @@ import (
 // host's link to the extension on OS pipes (as Chrome's stdio), the stand-in
 // extension answering in its reading goroutine.
 type benchBridge struct {
-	path string
-	srv  *agentproto.Server
-	host *agentproto.Host
-	ext  *agentprototest.Extension
-	wg   sync.WaitGroup
-}
-
-type pipeCloser []*os.File
-
-func (p pipeCloser) Close() error {
-	for _, f := range p {
-		f.Close()
-	}
-	return nil
-}
-
-// fSetPipeSize is Linux's F_SETPIPE_SZ; elsewhere the call fails harmlessly.
-const fSetPipeSize = 1031
-
-func osPipeLink(tb testing.TB) (host, browser *nativemsg.Conn) {
-	hostR, extW, err := os.Pipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	extR, hostW, err := os.Pipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, f := range []*os.File{hostR, hostW} {
-		// As OpenStdio does for a host's standard streams.
-		syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, 1<<20)
-	}
-	host = nativemsg.NewConn(hostR, hostW, pipeCloser{hostR, hostW}, &nativemsg.ConnOptions{ReadBufferSize: 64 << 10})
-	browser = nativemsg.NewConn(extR, extW, pipeCloser{extR, extW},
-		&nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit, ReadBufferSize: 64 << 10})
-	return host, browser
+	*agentprototest.Bridge
+	path  string
+	serve sync.WaitGroup
 }
 
 func startBenchBridge(tb testing.TB, handler agentprototest.Handler) *benchBridge {
-	hostConn, browserConn := osPipeLink(tb)
+	hostEnd, browserEnd, err := nativemsg.OSPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	bb := &benchBridge{path: filepath.Join(tb.TempDir(), "bridge.sock")}
-	bb.ext = agentprototest.NewExtension(browserConn, &agentprototest.Options{Handler: handler, Serial: true})
-	bb.host = agentproto.NewHost(hostConn, nil)
-	bb.srv = agentproto.NewServer(agentproto.ServerOptions{Extension: bb.host, Token: "bench-token"})
+	bb.Bridge = agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
+		Server:    agentproto.ServerOptions{Token: "bench-token"},
+		Extension: agentprototest.Options{Handler: handler, Serial: true},
+	})
 	l, err := agentproto.ListenUnix(context.Background(), bb.path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bb.wg.Go(func() { bb.srv.Serve(l) })
-	bb.wg.Go(func() { bb.host.Run(context.Background()) })
-	for !bb.host.Online() {
-		time.Sleep(time.Millisecond)
+	bb.serve.Go(func() { bb.Server.Serve(l) })
+	if err := bb.WaitOnline(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 	return bb
 }
 
 func (bb *benchBridge) close() {
-	bb.srv.Close()
-	bb.host.Close()
-	bb.ext.Close()
-	bb.wg.Wait()
+	bb.Close()
+	bb.serve.Wait()
 }
 
 func (bb *benchBridge) dial(tb testing.TB) *agentproto.Client {

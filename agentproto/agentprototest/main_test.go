@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -50,36 +48,18 @@ func TestAnswerOnce(t *testing.T) {
 // where requests that arrive together are answered together: every call
 // still gets its own answer.
 func TestSerialAnswersBatchedRequests(t *testing.T) {
-	hostR, extW, err := os.Pipe()
+	hostEnd, browserEnd, err := nativemsg.OSPipe()
 	require.NoError(t, err)
-	extR, hostW, err := os.Pipe()
-	require.NoError(t, err)
-	hostEnd := nativemsg.NewConn(hostR, hostW, closeAll{hostR, hostW}, &nativemsg.ConnOptions{ReadBufferSize: 64 << 10})
-	browserEnd := nativemsg.NewConn(extR, extW, closeAll{extR, extW}, &nativemsg.ConnOptions{
-		ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit, ReadBufferSize: 64 << 10})
-	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo, Serial: true})
-	host := agentproto.NewHost(hostEnd, nil)
-	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host, AllowUnauthenticated: true})
-	l := agentprototest.NewListener()
-	var wg sync.WaitGroup
-	wg.Go(func() { host.Run(context.Background()) })
-	wg.Go(func() { srv.Serve(l) })
-	t.Cleanup(func() {
-		srv.Close()
-		host.Close()
-		ext.Close()
-		wg.Wait()
-	})
-
-	require.Eventually(t, host.Online, 10*time.Second, time.Millisecond, "the extension's hello")
-
+	b := agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
+		Extension: agentprototest.Options{Handler: agentprototest.Echo, Serial: true}})
+	defer b.Close()
+	require.NoError(t, b.WaitOnline(t.Context()))
 	const agents, calls = 8, 50
 	errs := make(chan error, agents*calls)
 	var callers sync.WaitGroup
 	for a := range agents {
-		nc, err := l.Dial(t.Context())
+		c, err := b.Dial(t.Context(), nil)
 		require.NoError(t, err)
-		c := agentproto.NewClient(nc, nil)
 		defer c.Close()
 		for i := range calls {
 			callers.Go(func() {
@@ -98,14 +78,5 @@ func TestSerialAnswersBatchedRequests(t *testing.T) {
 	for err := range errs {
 		assert.NoError(t, err)
 	}
-	assert.Equal(t, agents*calls, ext.Received())
-}
-
-type closeAll []*os.File
-
-func (c closeAll) Close() error {
-	for _, f := range c {
-		f.Close()
-	}
-	return nil
+	assert.Equal(t, agents*calls, b.Extension.Received())
 }
