@@ -158,9 +158,10 @@ var (
 
 // Call sends one request and waits for its answer. payload is encoded
 // with encoding/json (a json.RawMessage or []byte is sent as is, and must
-// be a JSON object; nil sends none). The result is decoded into result
-// with encoding/json unless result is nil; a *json.RawMessage receives the
-// bytes as relayed. A reply with neither result nor error is a null result.
+// be a JSON object; nil, or a nil json.RawMessage or []byte, sends none).
+// The result is decoded into result with encoding/json unless result is
+// nil; a *json.RawMessage receives the bytes as relayed. A reply with
+// neither result nor error is a null result.
 //
 // ctx's deadline becomes the request's timeoutMs (slightly shortened, so
 // that the bridge's own timeout error arrives first); without one the
@@ -202,8 +203,14 @@ func encodePayload(payload any) ([]byte, error) {
 	case nil:
 		return nil, nil
 	case json.RawMessage:
+		if p == nil {
+			return nil, nil
+		}
 		raw = p
 	case []byte:
+		if p == nil {
+			return nil, nil
+		}
 		raw = p
 	default:
 		b, err := json.Marshal(payload)

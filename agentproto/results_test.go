@@ -111,3 +111,17 @@ func TestRawResultReusesCallersMemory(t *testing.T) {
 	assert.Equal(t, `{"n":3}`, string(reused))
 	assert.Equal(t, 64, cap(reused), "a large enough RawMessage is reused, as encoding/json does")
 }
+
+func TestNilRawPayloadSendsNone(t *testing.T) {
+	b := newBridge(t, nil) // echoes payloads; a missing one reaches the extension as {}
+	c, err := b.Dial(t.Context(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	for _, payload := range []any{nil, json.RawMessage(nil), []byte(nil)} {
+		var res json.RawMessage
+		require.NoError(t, c.Call(t.Context(), agentproto.TypeSnapshot, payload, &res), "%T", payload)
+		assert.Equal(t, `{}`, string(res), "%T", payload)
+	}
+	err = c.Call(t.Context(), agentproto.TypeSnapshot, json.RawMessage(`{"a":`), nil)
+	assert.ErrorContains(t, err, "payload is not valid JSON")
+}
