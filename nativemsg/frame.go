@@ -253,7 +253,9 @@ type Writer struct {
 	limit int
 	buf   bytes.Buffer // header + body of the frame being written
 	enc   *json.Encoder
-	vec   [][]byte // WriteFrames' scratch list of parts
+	vec   [][]byte     // WriteFrames' scratch list of parts
+	bufs  net.Buffers  // WriteFrames' view of vec, which writing consumes
+	file  *fileVectors // writev for an *os.File; nil for other writers
 }
 
 // NewWriter returns a Writer of frames to w. opts may be nil.
@@ -262,7 +264,7 @@ func NewWriter(w io.Writer, opts *WriterOptions) *Writer {
 	if opts != nil && opts.MaxFrameSize > 0 {
 		limit = min(opts.MaxFrameSize, 1<<32-1)
 	}
-	wr := &Writer{w: w, limit: limit}
+	wr := &Writer{w: w, limit: limit, file: newFileVectors(w)}
 	wr.enc = json.NewEncoder(&wr.buf)
 	wr.enc.SetEscapeHTML(false)
 	return wr
@@ -335,7 +337,8 @@ func (w *Writer) flush() error {
 // batch with a bad or oversized frame, or with trailing bytes that are not
 // a whole frame, is refused whole. The parts go to the underlying writer
 // under the Writer's lock, in one writev where the writer supports it
-// (as net.Buffers does), so frames from other calls never interleave.
+// (network connections, as net.Buffers does, and files such as pipes), so
+// frames from other calls never interleave.
 // WriteFrames does not parse the bodies: the caller vouches that they are
 // JSON. It does not modify the parts.
 func (w *Writer) WriteFrames(parts [][]byte) error {
@@ -348,9 +351,12 @@ func (w *Writer) WriteFrames(parts [][]byte) error {
 		_, err := w.w.Write(parts[0])
 		return err
 	}
+	if w.file != nil {
+		return w.file.writeParts(parts)
+	}
 	w.vec = append(w.vec[:0], parts...)
-	bufs := net.Buffers(w.vec)
-	_, err := bufs.WriteTo(w.w) // consumes bufs, not w.vec's elements
+	w.bufs = w.vec
+	_, err := w.bufs.WriteTo(w.w) // consumes w.bufs, not w.vec's elements
 	clear(w.vec)
 	return err
 }
