@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 const (
@@ -272,6 +273,21 @@ func NewWriter(w io.Writer, opts *WriterOptions) *Writer {
 
 // Limit reports the largest frame body the Writer sends.
 func (w *Writer) Limit() int { return w.limit }
+
+// ErrNoSyscallConn is returned by Writer.SyscallConn when the underlying
+// writer has no file descriptor.
+var ErrNoSyscallConn = errors.New("nativemsg: the writer has no raw connection")
+
+// SyscallConn returns the raw connection of the underlying writer, when it
+// has one (files, pipes and sockets do), so that a caller can, for
+// instance, try a write that must not block. A caller that writes on it
+// directly must not interleave with the Writer's own writes.
+func (w *Writer) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := w.w.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, ErrNoSyscallConn
+}
 
 // WriteMessage writes msg, which must be one JSON value, as one frame. A
 // message over the limit is refused with a *FrameSizeError and nothing is
