@@ -4,10 +4,10 @@ package wire
 
 import "syscall"
 
-// directWriter writes nothing where raw non-blocking writes are not
-// supported: Run writes everything.
+// directWriter is not available where raw non-blocking writes are not
+// supported: Send then works as Push.
 type directWriter struct{}
 
-func newDirectWriter(syscall.RawConn) *directWriter { return &directWriter{} }
+func newDirectWriter(syscall.RawConn) *directWriter { return nil }
 
-func (*directWriter) tryWrite([]byte) (int, error) { return 0, nil }
+func (*directWriter) tryWrite([]byte) (int, error) { panic("unreachable") }

@@ -15,7 +15,17 @@ type directWriter struct {
 	err   error
 }
 
+// newDirectWriter returns a directWriter for rc, or nil when rc is in
+// blocking mode (a write could then wait for the peer).
 func newDirectWriter(rc syscall.RawConn) *directWriter {
+	nonblocking := false
+	rc.Control(func(fd uintptr) {
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		nonblocking = errno == 0 && flags&syscall.O_NONBLOCK != 0
+	})
+	if !nonblocking {
+		return nil
+	}
 	d := &directWriter{rc: rc}
 	d.write = d.writeFD
 	return d

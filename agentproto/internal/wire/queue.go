@@ -37,13 +37,14 @@ type QueueOptions struct {
 	// caller may reuse the memory at once. By default bodies over
 	// CopyLimit are borrowed until written.
 	CopyAll bool
-	// Direct is the raw connection under the FrameWriter, in non-blocking
-	// mode (as every socket of Go's net package is). With it, Send
+	// Direct is the raw connection under the FrameWriter. When it is in
+	// non-blocking mode (as every socket of Go's net package is, and
+	// pipes that Go's poller serves), Send
 	// writes from the calling goroutine when no write is in progress and
 	// the frames waiting are all in the queue's own buffer, as far as the
 	// peer takes them without waiting; Run writes the rest. That saves
-	// waking Run, and a thread switch, per frame. Nil means Run writes
-	// everything.
+	// waking Run, and a thread switch, per frame. Nil, or a connection in
+	// blocking mode, means Run writes everything.
 	Direct syscall.RawConn
 }
 
