@@ -109,16 +109,24 @@ func (r *Result) CPUPerRequest() time.Duration {
 	return r.HostCPU / time.Duration(r.Requests)
 }
 
-// Build builds the host binary into dir and returns its path.
-func Build(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "weboperator-host")
+// Build builds the host binary (with the go command, from within this
+// module) into a new temporary folder and returns its path, and a function
+// that removes the folder.
+func Build(ctx context.Context) (bin string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "weboperator-host")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	bin = filepath.Join(dir, "weboperator-host")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, HostPackage)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hostload: building the host: %w: %s", err, bytes.TrimSpace(out.Bytes()))
+		remove()
+		return "", nil, fmt.Errorf("hostload: building the host: %w: %s", err, bytes.TrimSpace(out.Bytes()))
 	}
-	return bin, nil
+	return bin, remove, nil
 }
 
 // Run measures each scenario with the host binary at bin, in turn.

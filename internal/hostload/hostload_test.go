@@ -16,26 +16,15 @@ import (
 
 var hostBinary string
 
+// TestMain builds the host once for every test.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hostload-test")
-	if err != nil {
-		panic(err)
-	}
-	hostBinary, err = hostload.Build(context.Background(), dir)
+	bin, remove, err := hostload.Build(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	hostBinary = bin
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { remove(); os.Exit(code) }))
 }
 
 func TestRunMeasuresTheBuiltHost(t *testing.T) {

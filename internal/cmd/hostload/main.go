@@ -32,14 +32,12 @@ func main() {
 
 func run(ctx context.Context, bin string, duration time.Duration, large int) error {
 	if bin == "" {
-		dir, err := os.MkdirTemp("", "hostload-bin")
+		built, remove, err := hostload.Build(ctx)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		if bin, err = hostload.Build(ctx, dir); err != nil {
-			return err
-		}
+		defer remove()
+		bin = built
 	}
 	scenarios := hostload.ReferenceScenarios(duration)
 	scenarios[len(scenarios)-1].Requests = large
