@@ -3,11 +3,12 @@ package agentproto_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,67 +21,45 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
+// Every benchmark here runs agents, bridge and stand-in extension in this
+// one process, on the same cores: besides time per operation each reports
+// req/s (the wall-clock rate), cpu-µs/op (the whole process's user and
+// system CPU time per request, which other load on the machine disturbs
+// less than wall-clock figures) and the p50 and p99 latency of a request.
+
 // benchBridge is a bridge as it runs for real: agents on a Unix socket, the
 // host's link to the extension on OS pipes (as Chrome's stdio), the stand-in
 // extension answering in its reading goroutine.
 type benchBridge struct {
-	path string
-	srv  *agentproto.Server
-	host *agentproto.Host
-	ext  *agentprototest.Extension
-	wg   sync.WaitGroup
-}
-
-type pipeCloser []*os.File
-
-func (p pipeCloser) Close() error {
-	for _, f := range p {
-		f.Close()
-	}
-	return nil
-}
-
-func osPipeLink(tb testing.TB) (host, browser *nativemsg.Conn) {
-	hostR, extW, err := os.Pipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	extR, hostW, err := os.Pipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, f := range []*os.File{hostR, hostW} {
-		syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), 1031 /* F_SETPIPE_SZ */, 1<<20)
-	}
-	host = nativemsg.NewConn(hostR, hostW, pipeCloser{hostR, hostW}, &nativemsg.ConnOptions{ReadBufferSize: 64 << 10})
-	browser = nativemsg.NewConn(extR, extW, pipeCloser{extR, extW},
-		&nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit, ReadBufferSize: 64 << 10})
-	return host, browser
+	*agentprototest.Bridge
+	path  string
+	serve sync.WaitGroup
 }
 
 func startBenchBridge(tb testing.TB, handler agentprototest.Handler) *benchBridge {
-	hostConn, browserConn := osPipeLink(tb)
+	hostEnd, browserEnd, err := nativemsg.OSPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	bb := &benchBridge{path: filepath.Join(tb.TempDir(), "bridge.sock")}
-	bb.ext = agentprototest.NewExtension(browserConn, &agentprototest.Options{Handler: handler, Serial: true})
-	bb.host = agentproto.NewHost(hostConn, nil)
-	bb.srv = agentproto.NewServer(agentproto.ServerOptions{Extension: bb.host, Token: "bench-token"})
+	bb.Bridge = agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
+		Server:    agentproto.ServerOptions{Token: "bench-token"},
+		Extension: agentprototest.Options{Handler: handler, Serial: true},
+	})
 	l, err := agentproto.ListenUnix(context.Background(), bb.path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bb.wg.Go(func() { bb.srv.Serve(l) })
-	bb.wg.Go(func() { bb.host.Run(context.Background()) })
-	for !bb.host.Online() {
-		time.Sleep(time.Millisecond)
+	bb.serve.Go(func() { bb.Server.Serve(l) })
+	if err := bb.WaitOnline(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 	return bb
 }
 
 func (bb *benchBridge) close() {
-	bb.srv.Close()
-	bb.host.Close()
-	bb.ext.Close()
-	bb.wg.Wait()
+	bb.Close()
+	bb.serve.Wait()
 }
 
 func (bb *benchBridge) dial(tb testing.TB) *agentproto.Client {
@@ -102,59 +81,55 @@ var benchPayloads = []struct {
 	size int
 }{{"200B", 200}, {"64KiB", 64 << 10}}
 
-// latencies records per-request durations and reports their median.
-type latencies struct {
-	mu sync.Mutex
-	d  []time.Duration
+// runStats measures a benchmark's requests: latencies (each goroutine
+// records its own, merged at the end), wall-clock rate and process CPU.
+type runStats struct {
+	mu    sync.Mutex
+	lat   []time.Duration
+	start time.Time
+	cpu   time.Duration
 }
 
-func (l *latencies) add(d time.Duration) {
-	l.mu.Lock()
-	l.d = append(l.d, d)
-	l.mu.Unlock()
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func (l *latencies) report(b *testing.B) {
-	if len(l.d) == 0 {
-		return
+func (s *runStats) begin() {
+	s.start, s.cpu = time.Now(), processCPU()
+}
+
+func (s *runStats) merge(lat []time.Duration) {
+	s.mu.Lock()
+	s.lat = append(s.lat, lat...)
+	s.mu.Unlock()
+}
+
+func (s *runStats) report(b *testing.B) {
+	cpu, wall := processCPU()-s.cpu, time.Since(s.start)
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "req/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	if len(s.lat) > 0 {
+		slices.Sort(s.lat)
+		b.ReportMetric(float64(s.lat[len(s.lat)/2].Nanoseconds())/1e3, "p50-µs")
+		b.ReportMetric(float64(s.lat[len(s.lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 	}
-	slices.Sort(l.d)
-	b.ReportMetric(float64(l.d[len(l.d)/2].Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(l.d[len(l.d)*99/100].Nanoseconds())/1e3, "p99-µs")
 }
 
-// BenchmarkRoundTrip measures agent → socket → host → extension → back.
+// BenchmarkRoundTrip measures agent → socket → host → extension → back,
+// with one agent and with 8 agents calling at once.
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, p := range benchPayloads {
 		payload := payloadOf(p.size)
-		b.Run("agents=1/payload="+p.name, func(b *testing.B) {
-			bb := startBenchBridge(b, agentprototest.Echo)
-			defer bb.close()
-			c := bb.dial(b)
-			defer c.Close()
-			ctx := context.Background()
-			var lat latencies
-			b.SetBytes(int64(len(payload)))
-			b.ReportAllocs()
-			for b.Loop() {
-				start := time.Now()
-				var res json.RawMessage
-				if err := c.Call(ctx, agentproto.TypeType, payload, &res); err != nil {
-					b.Fatal(err)
-				}
-				lat.add(time.Since(start))
-			}
-			lat.report(b)
-		})
-		b.Run("agents=8/payload="+p.name, func(b *testing.B) {
-			benchParallelAgents(b, 8, payload, func(tb testing.TB) func(context.Context, json.RawMessage) error {
-				return nil
-			})
-		})
+		b.Run("agents=1/payload="+p.name, func(b *testing.B) { benchAgents(b, 1, payload) })
+		b.Run("agents=8/payload="+p.name, func(b *testing.B) { benchAgents(b, 8, payload) })
 	}
 }
 
-func benchParallelAgents(b *testing.B, agents int, payload json.RawMessage, _ any) {
+// benchAgents runs the benchmark's requests from the given number of
+// agents, each with its own connection and one request in flight.
+func benchAgents(b *testing.B, agents int, payload json.RawMessage) {
 	bb := startBenchBridge(b, agentprototest.Echo)
 	defer bb.close()
 	clients := make([]*agentproto.Client, agents)
@@ -162,57 +137,116 @@ func benchParallelAgents(b *testing.B, agents int, payload json.RawMessage, _ an
 		clients[i] = bb.dial(b)
 		defer clients[i].Close()
 	}
-	var next atomic.Int64
-	var lat latencies
-	b.SetBytes(int64(len(payload)))
+	call := func(c *agentproto.Client, res *json.RawMessage) error {
+		return c.Call(context.Background(), agentproto.TypeType, payload, res)
+	}
+	runAgents(b, len(payload), clients, call)
+}
+
+// runAgents calls call b.N times from len(clients) goroutines, one per
+// client (or as near as GOMAXPROCS allows).
+func runAgents[C any](b *testing.B, size int, clients []C, call func(C, *json.RawMessage) error) {
+	var stats runStats
+	b.SetBytes(int64(size))
 	b.ReportAllocs()
-	b.SetParallelism((agents + 1) / 2)
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		c := clients[int(next.Add(1)-1)%agents]
-		ctx := context.Background()
+	if len(clients) == 1 {
 		var res json.RawMessage
+		lat := make([]time.Duration, 0, 1<<16)
+		stats.begin()
+		for b.Loop() {
+			t0 := time.Now()
+			if err := call(clients[0], &res); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		stats.merge(lat)
+		stats.report(b)
+		return
+	}
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((len(clients) + procs - 1) / procs)
+	var next atomic.Int64
+	stats.begin()
+	b.RunParallel(func(pb *testing.PB) {
+		c := clients[int(next.Add(1)-1)%len(clients)]
+		var res json.RawMessage
+		var lat []time.Duration
 		for pb.Next() {
 			t0 := time.Now()
-			if err := c.Call(ctx, agentproto.TypeType, payload, &res); err != nil {
+			if err := call(c, &res); err != nil {
 				b.Error(err)
 				return
 			}
-			lat.add(time.Since(t0))
+			lat = append(lat, time.Since(t0))
 		}
+		stats.merge(lat)
 	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-	lat.report(b)
+	stats.report(b)
+}
+
+// screenshotResult returns a browser.screenshot result whose data URL
+// makes it about n bytes.
+func screenshotResult(n int) json.RawMessage {
+	return json.RawMessage(`{"kind":"screenshot","dataUrl":"data:image/jpeg;base64,` +
+		string(bytes.Repeat([]byte("QUJD"), n/4)) + `"}`)
 }
 
 // BenchmarkRelayLargeResult measures one request whose result is 1, 4 or
 // 16 MiB (the extension may send up to 64 MiB): the cost should grow
-// linearly with the size.
+// linearly with the size. The "screenshot" case decodes the result as
+// Client.Screenshot does, image bytes included.
 func BenchmarkRelayLargeResult(b *testing.B) {
 	for _, mib := range []int{1, 4, 16} {
+		big := screenshotResult(mib << 20)
 		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			big := json.RawMessage(`{"kind":"screenshot","dataUrl":"data:image/jpeg;base64,` +
-				string(bytes.Repeat([]byte("QUJD"), mib<<20/4)) + `"}`)
-			bb := startBenchBridge(b, agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
-				return big, nil
-			}))
+			bb, c := startLargeResultBridge(b, big)
 			defer bb.close()
-			c := bb.dial(b)
 			defer c.Close()
-			ctx := context.Background()
+			var stats runStats
 			b.SetBytes(int64(len(big)))
 			b.ReportAllocs()
+			stats.begin()
 			for b.Loop() {
 				var res json.RawMessage
-				if err := c.Call(ctx, agentproto.TypeScreenshot, nil, &res); err != nil {
+				if err := c.Call(context.Background(), agentproto.TypeScreenshot, nil, &res); err != nil {
 					b.Fatal(err)
 				}
 				if len(res) != len(big) {
 					b.Fatalf("got %d bytes", len(res))
 				}
 			}
+			stats.report(b)
 		})
 	}
+	big := screenshotResult(16 << 20)
+	b.Run("16MiB/screenshot", func(b *testing.B) {
+		bb, c := startLargeResultBridge(b, big)
+		defer bb.close()
+		defer c.Close()
+		want := base64.StdEncoding.DecodedLen(16 << 20)
+		var stats runStats
+		b.SetBytes(int64(len(big)))
+		b.ReportAllocs()
+		stats.begin()
+		for b.Loop() {
+			shot, err := c.Screenshot(context.Background(), agentproto.ScreenshotParams{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(shot.Data) != want {
+				b.Fatalf("got %d bytes", len(shot.Data))
+			}
+		}
+		stats.report(b)
+	})
+}
+
+func startLargeResultBridge(b *testing.B, result json.RawMessage) (*benchBridge, *agentproto.Client) {
+	bb := startBenchBridge(b, agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
+		return result, nil
+	}))
+	return bb, bb.dial(b)
 }
 
 // BenchmarkUnixEcho is the baseline: the same request frames echoed by a
@@ -220,65 +254,43 @@ func BenchmarkRelayLargeResult(b *testing.B) {
 func BenchmarkUnixEcho(b *testing.B) {
 	for _, p := range benchPayloads {
 		frame := []byte(`{"id":"1","type":"browser.type","payload":` + string(payloadOf(p.size)) + `,"token":"bench-token"}`)
-		b.Run("agents=1/payload="+p.name, func(b *testing.B) {
-			path, stop := startEcho(b)
-			defer stop()
-			conn := dialEcho(b, path)
-			defer conn.Close()
-			var lat latencies
-			b.SetBytes(int64(len(frame)))
-			b.ReportAllocs()
-			buf := make([]byte, 0, len(frame))
-			for b.Loop() {
-				t0 := time.Now()
-				if err := conn.WriteMessage(frame); err != nil {
-					b.Fatal(err)
+		for _, agents := range []int{1, 8} {
+			b.Run(fmt.Sprintf("agents=%d/payload=%s", agents, p.name), func(b *testing.B) {
+				path, stop := startEcho(b)
+				defer stop()
+				conns := make([]*echoConn, agents)
+				for i := range conns {
+					conns[i] = dialEcho(b, path)
+					defer conns[i].Close()
 				}
-				var err error
-				if buf, err = conn.ReadMessage(buf[:0]); err != nil {
-					b.Fatal(err)
-				}
-				lat.add(time.Since(t0))
-			}
-			lat.report(b)
-		})
-		b.Run("agents=8/payload="+p.name, func(b *testing.B) {
-			path, stop := startEcho(b)
-			defer stop()
-			var lat latencies
-			b.SetBytes(int64(len(frame)))
-			b.SetParallelism(4)
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				conn := dialEcho(b, path)
-				defer conn.Close()
-				buf := make([]byte, 0, len(frame))
-				for pb.Next() {
-					t0 := time.Now()
-					if err := conn.WriteMessage(frame); err != nil {
-						b.Error(err)
-						return
-					}
-					var err error
-					if buf, err = conn.ReadMessage(buf[:0]); err != nil {
-						b.Error(err)
-						return
-					}
-					lat.add(time.Since(t0))
-				}
+				runAgents(b, len(frame), conns, func(c *echoConn, _ *json.RawMessage) error {
+					return c.roundTrip(frame)
+				})
 			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-			lat.report(b)
-		})
+		}
 	}
 }
 
-func dialEcho(tb testing.TB, path string) *nativemsg.Conn {
+type echoConn struct {
+	*nativemsg.Conn
+	buf []byte
+}
+
+func (c *echoConn) roundTrip(frame []byte) error {
+	if err := c.WriteMessage(frame); err != nil {
+		return err
+	}
+	var err error
+	c.buf, err = c.ReadMessage(c.buf[:0])
+	return err
+}
+
+func dialEcho(tb testing.TB, path string) *echoConn {
 	nc, err := net.Dial("unix", path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{WriteLimit: 1<<32 - 1, ReadBufferSize: 32 << 10})
+	return &echoConn{Conn: nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{WriteLimit: 1<<32 - 1, ReadBufferSize: 32 << 10})}
 }
 
 func startEcho(tb testing.TB) (string, func()) {

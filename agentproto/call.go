@@ -79,8 +79,8 @@ type Call struct {
 
 	prev, next *Call // in conn.calls
 
-	hostID uint64        // set by Host
-	reqBuf wire.Releaser // the request frame's buffer, released after the reply is written
+	hostID uint64       // set by Host
+	reqBuf *wire.Buffer // the request frame's buffer, released after the reply is written
 
 	mu     sync.Mutex // guards timer, ctx and cancel
 	ctx    context.Context
@@ -125,11 +125,9 @@ func (c *Call) Context() context.Context {
 // did not make (a timeout, the client leaving, the server closing): the
 // extension is told to forget the call. resultBuf, when not nil, holds
 // result and is released once the reply no longer needs it.
-func (c *Call) complete(result []byte, err error, fromServer bool, resultBuf wire.Releaser) bool {
+func (c *Call) complete(result []byte, err error, fromServer bool, resultBuf *wire.Buffer) bool {
 	if !c.done.CompareAndSwap(false, true) {
-		if resultBuf != nil {
-			resultBuf.Release()
-		}
+		resultBuf.Release()
 		return false
 	}
 	c.mu.Lock()

@@ -132,7 +132,11 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	if token != "" {
 		c.tokenLit = wire.AppendString([]byte(`,"token":`), token)
 	}
-	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}), 0)
+	// Payloads are copied as they are queued: a call whose context ends
+	// returns at once, and its caller may then reuse the payload's memory
+	// while the frame still waits to be written.
+	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}),
+		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)
 	return c
@@ -154,9 +158,10 @@ var (
 
 // Call sends one request and waits for its answer. payload is encoded
 // with encoding/json (a json.RawMessage or []byte is sent as is, and must
-// be a JSON object; nil sends none). The result is decoded into result
-// with encoding/json unless result is nil; a *json.RawMessage receives the
-// bytes as relayed. A reply with neither result nor error is a null result.
+// be a JSON object; nil, or a nil json.RawMessage or []byte, sends none).
+// The result is decoded into result with encoding/json unless result is
+// nil; a *json.RawMessage receives the bytes as relayed. A reply with
+// neither result nor error is a null result.
 //
 // ctx's deadline becomes the request's timeoutMs (slightly shortened, so
 // that the bridge's own timeout error arrives first); without one the
@@ -168,23 +173,28 @@ var (
 // the others. A lost connection fails every pending call with an error
 // matching ErrClosed.
 func (c *Client) Call(ctx context.Context, typ string, payload any, result any) error {
-	raw, err := encodePayload(payload)
+	res, buf, err := c.call(ctx, typ, payload)
 	if err != nil {
 		return err
+	}
+	return decodeResult(res, buf, result)
+}
+
+// call is Call up to the raw result, held by the returned buffer.
+func (c *Client) call(ctx context.Context, typ string, payload any) ([]byte, *wire.Buffer, error) {
+	raw, err := encodePayload(payload)
+	if err != nil {
+		return nil, nil, err
 	}
 	var timeout time.Duration
 	if deadline, ok := ctx.Deadline(); ok {
 		remaining := time.Until(deadline)
 		timeout = remaining - timeoutMargin(remaining)
 		if timeout < time.Millisecond {
-			return ctxError(ctx, context.DeadlineExceeded)
+			return nil, nil, ctxError(ctx, context.DeadlineExceeded)
 		}
 	}
-	res, buf, err := c.do(ctx, typ, raw, timeout)
-	if err != nil {
-		return err
-	}
-	return decodeResult(res, buf, result)
+	return c.do(ctx, typ, raw, timeout)
 }
 
 func encodePayload(payload any) ([]byte, error) {
@@ -193,8 +203,14 @@ func encodePayload(payload any) ([]byte, error) {
 	case nil:
 		return nil, nil
 	case json.RawMessage:
+		if p == nil {
+			return nil, nil
+		}
 		raw = p
 	case []byte:
+		if p == nil {
+			return nil, nil
+		}
 		raw = p
 	default:
 		b, err := json.Marshal(payload)
@@ -209,15 +225,22 @@ func encodePayload(payload any) ([]byte, error) {
 	return raw, nil
 }
 
-// decodeResult decodes res into result and releases buf, unless result
-// is a *json.RawMessage, which keeps the bytes.
+// decodeResult decodes res into result and releases buf. A
+// *json.RawMessage receives the bytes as encoding/json gives them: copied
+// into its own memory, which it reuses when large enough (the frame's
+// buffer goes back to its pool), unless the frame's memory is not pooled.
 func decodeResult(res []byte, buf *wire.Buffer, result any) error {
 	switch r := result.(type) {
 	case nil:
 		buf.Release()
 		return nil
 	case *json.RawMessage:
-		*r = res
+		if buf != nil && !buf.Pooled() {
+			*r = res
+			return nil
+		}
+		*r = append((*r)[:0], res...)
+		buf.Release()
 		return nil
 	}
 	err := json.Unmarshal(res, result)
@@ -271,7 +294,7 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
-	if err := c.out.Push(&wire.Frame{Head: head, Body: payload, Tail: tail}); err != nil {
+	if err := c.out.Send(head, payload, tail, nil, nil); err != nil {
 		c.forget(id)
 		c.mu.Lock()
 		lost := c.err
@@ -312,13 +335,12 @@ func (c *Client) writeLoop() {
 }
 
 func (c *Client) readLoop() {
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
-	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
+	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
 	var err error
 	for {
 		var frame []byte
 		var buf *wire.Buffer
-		frame, buf, err = wire.ReadFrame(br, r)
+		frame, buf, err = wire.ReadFrame(r)
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
 				c.log.Warn("agentproto: ignoring a malformed frame from the bridge", "err", err)

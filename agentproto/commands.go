@@ -1,10 +1,13 @@
 package agentproto
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
 // Health asks the bridge for its status (answered by the bridge itself,
@@ -37,11 +40,40 @@ func (c *Client) Snapshot(ctx context.Context, p SnapshotParams) (*Snapshot, err
 
 // Screenshot captures the visible part of the page.
 func (c *Client) Screenshot(ctx context.Context, p ScreenshotParams) (*Screenshot, error) {
+	res, buf, err := c.call(ctx, TypeScreenshot, p)
+	if err != nil {
+		return nil, err
+	}
+	// The image's base64 text is decoded straight from the frame: a
+	// screenshot can be megabytes, which encoding/json would check, then
+	// copy into a string, before base64 decoded it.
+	if dataURL, ok := plainDataURL(res); ok {
+		shot, err := decodeDataURL(dataURL)
+		buf.Release()
+		return shot, err
+	}
 	var r ScreenshotResult
-	if err := c.Call(ctx, TypeScreenshot, p, &r); err != nil {
+	if err := decodeResult(res, buf, &r); err != nil {
 		return nil, err
 	}
 	return DecodeDataURL(r.DataURL)
+}
+
+// plainDataURL returns the contents of a screenshot result's dataUrl
+// string when it has no escapes (as base64 data URLs have none).
+func plainDataURL(res []byte) ([]byte, bool) {
+	var it wire.Members
+	it.Reset(res)
+	var dataURL []byte
+	for it.Next() {
+		if m := it.Member(); string(wire.UnescapeKey(m)) == "dataUrl" {
+			dataURL = m.Value // the last wins, as in encoding/json
+		}
+	}
+	if it.Err() != nil || len(dataURL) < 2 || dataURL[0] != '"' || bytes.IndexByte(dataURL, '\\') >= 0 {
+		return nil, false
+	}
+	return dataURL[1 : len(dataURL)-1], true
 }
 
 func (c *Client) action(ctx context.Context, typ string, p any) (*ActionResult, error) {

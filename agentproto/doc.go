@@ -61,7 +61,10 @@
 // Client, Server and Host are safe for concurrent use; each connection has
 // one reading and one writing goroutine, and Close waits for them. Many
 // calls may be in flight on one Client. Writes are queued and batched, so
-// a slow peer never blocks the goroutine answering others.
+// a slow peer never blocks the goroutine answering others: a request or
+// reply is written at once by the goroutine that makes it only as far as
+// the socket takes it without waiting, and the writing goroutine writes
+// the rest.
 //
 // # Security
 //

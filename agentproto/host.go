@@ -86,7 +86,11 @@ func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.limit = conn.Writer.Limit()
-	h.out = wire.NewQueue(conn.Writer, orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue))
+	rc, _ := conn.Writer.SyscallConn() // nil for in-memory links
+	h.out = wire.NewQueue(conn.Writer, wire.QueueOptions{
+		MaxQueued: orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue),
+		Direct:    rc,
+	})
 	return h
 }
 
@@ -126,6 +130,10 @@ func (h *Host) Forward(c *Call) {
 	}
 	h.nextID++
 	id := h.nextID
+	c.hostID = id
+	h.pending[id] = c
+	h.mu.Unlock()
+
 	var buf [160]byte
 	head := append(buf[:0], requestHead...)
 	head = wire.AppendUint(head, id)
@@ -133,24 +141,26 @@ func (h *Host) Forward(c *Call) {
 	head = append(head, typeLit...)
 	head = append(head, requestPay...)
 	if size := len(head) + len(c.Payload) + len(requestTail); size > h.limit {
-		h.mu.Unlock()
+		h.forget(c)
 		c.Fail(requestTooLarge(size, h.limit))
 		return
 	}
-	c.hostID = id
-	h.pending[id] = c
-	// The payload is copied: the request's buffer is released when the
-	// agent's reply is written, which may come first (a timeout).
-	err := h.out.Push(&wire.Frame{Head: head, Body: c.Payload, Tail: requestTail, CopyBody: true})
-	if err != nil {
-		delete(h.pending, id)
+	// A large payload is written from the request's frame buffer: the
+	// link holds a reference to it of its own, since the agent's reply,
+	// which releases the request's, may come first (a timeout).
+	if c.reqBuf != nil {
+		c.reqBuf.Retain()
 	}
-	h.mu.Unlock()
+	// Sent outside h.mu: the frame may be written at once, from this
+	// goroutine. If the link ends meanwhile, end fails c first.
+	err := h.out.Send(head, c.Payload, requestTail, c.reqBuf, nil)
 	switch {
 	case err == nil:
 	case errors.Is(err, wire.ErrQueueFull):
+		h.forget(c)
 		c.Fail(errLinkCongested)
 	default:
+		h.forget(c)
 		c.Fail(errStreamClosed)
 	}
 }
@@ -242,28 +252,10 @@ func (h *Host) Close() error {
 	return h.conn.Close()
 }
 
-// hostReadBuffer is the smallest pooled buffer a frame from the extension
-// is read into; the Conn's Reader only uses it when the frame fits, so the
-// Host asks for one as large as the previous frame needed.
-const hostReadBuffer = 64 << 10
-
 func (h *Host) readLoop() error {
 	var f extensionFrame
-	want := hostReadBuffer
 	for {
-		buf := wire.GetBuffer(want)
-		frame, err := h.conn.ReadMessage(buf.B[:0])
-		if err == nil {
-			if cap(frame) == cap(buf.B) {
-				buf.B = frame
-			} else {
-				buf.Release()
-				buf = &wire.Buffer{B: frame}
-			}
-			want = max(len(frame), hostReadBuffer)
-		} else {
-			buf.Release()
-		}
+		frame, buf, err := wire.ReadFrame(h.conn.Reader)
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
 				h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)

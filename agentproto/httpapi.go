@@ -247,11 +247,7 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request) {
 			h.notFound(w, r)
 			return
 		}
-		if r.Method != http.MethodPost {
-			h.methodNotAllowed(w, r, "POST")
-			return
-		}
-		body, ok := h.readBody(w, r)
+		body, ok := h.postBody(w, r)
 		if !ok {
 			return
 		}
@@ -301,11 +297,7 @@ func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, rest string)
 			h.notFound(w, r)
 			return
 		}
-		if r.Method != http.MethodPost {
-			h.methodNotAllowed(w, r, "POST")
-			return
-		}
-		body, ok := h.readBody(w, r)
+		body, ok := h.postBody(w, r)
 		if !ok {
 			return
 		}
@@ -365,6 +357,15 @@ func queryPayload(r *http.Request) ([]byte, error) {
 		out = append(out, `"allElements":true`...)
 	}
 	return append(out, '}'), nil
+}
+
+// postBody refuses any method but POST, then reads the body as readBody.
+func (h *httpAPI) postBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		h.methodNotAllowed(w, r, "POST")
+		return nil, false
+	}
+	return h.readBody(w, r)
 }
 
 // readBody reads a POST body as a JSON object ({} when empty).

@@ -16,6 +16,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
@@ -208,15 +209,18 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
-	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, s.maxQueued)}
+	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
+	// The goroutines are started under s.mu, so that Close, which waits
+	// for them after setting closing under s.mu, never waits while one
+	// is being added (a sync.WaitGroup must not grow from zero during
+	// Wait).
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closing {
-		s.mu.Unlock()
 		nc.Close()
 		return
 	}
 	if len(s.conns) >= s.maxConns {
-		s.mu.Unlock()
 		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
 		s.connWG.Go(func() {
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -227,7 +231,6 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	s.conns[c] = struct{}{}
-	s.mu.Unlock()
 	s.connWG.Go(c.writeLoop)
 	s.connWG.Go(c.readLoop)
 }
@@ -383,9 +386,8 @@ var (
 func (s *Server) publish(event json.RawMessage) {
 	var slow []*serverConn
 	s.mu.Lock()
-	f := wire.Frame{Head: eventHead, Body: event, Tail: closeBrace}
 	for c := range s.conns {
-		if err := c.out.Push(&f); errors.Is(err, wire.ErrQueueFull) {
+		if err := c.out.Push(eventHead, event, closeBrace, nil, nil); errors.Is(err, wire.ErrQueueFull) {
 			slow = append(slow, c)
 		}
 	}
@@ -482,13 +484,11 @@ func (s *Server) forward(call *Call) {
 // finish delivers a completed call's answer. The request's buffer (which
 // the result may alias) and resultBuf are released once the reply is
 // written.
-func (s *Server) finish(call *Call, result []byte, err error, resultBuf wire.Releaser) {
+func (s *Server) finish(call *Call, result []byte, err error, resultBuf *wire.Buffer) {
 	if c := call.conn; c != nil {
 		c.release(call)
 		if err != nil {
-			if resultBuf != nil {
-				resultBuf.Release()
-			}
+			resultBuf.Release()
 			c.pushError(call.id, err.Error(), call.reqBuf)
 		} else {
 			c.pushResult(call.id, result, call.reqBuf, resultBuf)
@@ -518,11 +518,10 @@ type serverConn struct {
 func (c *serverConn) readLoop() {
 	defer c.close()
 	s := c.srv
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
-	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
+	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
 	var req request
 	for {
-		frame, buf, err := wire.ReadFrame(br, r)
+		frame, buf, err := wire.ReadFrame(r)
 		if err != nil {
 			var fse *nativemsg.FrameSizeError
 			switch {
@@ -558,6 +557,17 @@ func (c *serverConn) closeAfterFlush() {
 	case <-c.out.Drained():
 	case <-time.After(time.Second):
 	}
+}
+
+// rawConn returns nc's raw connection when it has one (sockets do; the
+// in-memory pipes of tests do not), for queues to write on directly.
+func rawConn(nc net.Conn) syscall.RawConn {
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			return rc
+		}
+	}
+	return nil
 }
 
 func (c *serverConn) writeLoop() {
@@ -611,24 +621,22 @@ var (
 
 // pushResult queues {"id":id,"result":result}; rel1 and rel2 are released
 // once the frame no longer needs them.
-func (c *serverConn) pushResult(id, result []byte, rel1, rel2 wire.Releaser) {
+func (c *serverConn) pushResult(id, result []byte, rel1, rel2 *wire.Buffer) {
 	var buf [96]byte
 	head := append(append(append(buf[:0], idHead...), id...), resultMid...)
 	if result == nil {
 		result = nullResult
 	}
-	f := wire.Frame{Head: head, Body: result, Tail: closeBrace, Release: [2]wire.Releaser{rel1, rel2}}
-	if err := c.out.Push(&f); err != nil {
+	if err := c.out.Send(head, result, closeBrace, rel1, rel2); err != nil {
 		c.dropSlow(err)
 	}
 }
 
 // pushError queues {"id":id,"error":msg} (no id when id is nil) and then
 // releases rel.
-func (c *serverConn) pushError(id []byte, msg string, rel wire.Releaser) {
+func (c *serverConn) pushError(id []byte, msg string, rel *wire.Buffer) {
 	var buf [160]byte
-	f := wire.Frame{Head: appendError(buf[:0], id, msg), Release: [2]wire.Releaser{rel}}
-	if err := c.out.Push(&f); err != nil {
+	if err := c.out.Send(appendError(buf[:0], id, msg), nil, nil, rel, nil); err != nil {
 		c.dropSlow(err)
 	}
 }

@@ -1,6 +1,7 @@
 package agentproto
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -286,23 +287,57 @@ var ErrBadDataURL = errors.New("agentproto: malformed data URL")
 
 // DecodeDataURL decodes a base64 "data:<type>;base64,<data>" URL.
 func DecodeDataURL(u string) (*Screenshot, error) {
-	rest, ok := strings.CutPrefix(u, "data:")
-	if !ok {
-		return nil, fmt.Errorf("%w: no data: scheme", ErrBadDataURL)
+	comma := strings.IndexByte(u, ',')
+	if comma < 0 {
+		comma = len(u) - 1
 	}
-	meta, data, ok := strings.Cut(rest, ",")
-	if !ok {
-		return nil, fmt.Errorf("%w: no comma", ErrBadDataURL)
+	mime, err := dataURLType(u[:comma+1])
+	if err != nil {
+		return nil, err
 	}
-	mime, ok := strings.CutSuffix(meta, ";base64")
-	if !ok {
-		return nil, fmt.Errorf("%w: not base64", ErrBadDataURL)
-	}
-	b, err := base64.StdEncoding.DecodeString(data)
+	b, err := base64.StdEncoding.DecodeString(u[comma+1:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDataURL, err)
 	}
 	return &Screenshot{MIMEType: mime, Data: b}, nil
+}
+
+// decodeDataURL is DecodeDataURL for a URL in a byte slice, decoded
+// without copying it into a string first.
+func decodeDataURL(u []byte) (*Screenshot, error) {
+	comma := bytes.IndexByte(u, ',')
+	if comma < 0 {
+		comma = len(u) - 1
+	}
+	mime, err := dataURLType(string(u[:comma+1]))
+	if err != nil {
+		return nil, err
+	}
+	data := u[comma+1:]
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
+	n, err := base64.StdEncoding.Decode(b, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDataURL, err)
+	}
+	return &Screenshot{MIMEType: mime, Data: b[:n]}, nil
+}
+
+// dataURLType checks a data URL's head, "data:<type>;base64,", and returns
+// its media type.
+func dataURLType(head string) (string, error) {
+	rest, ok := strings.CutPrefix(head, "data:")
+	if !ok {
+		return "", fmt.Errorf("%w: no data: scheme", ErrBadDataURL)
+	}
+	meta, ok := strings.CutSuffix(rest, ",")
+	if !ok {
+		return "", fmt.Errorf("%w: no comma", ErrBadDataURL)
+	}
+	mime, ok := strings.CutSuffix(meta, ";base64")
+	if !ok {
+		return "", fmt.Errorf("%w: not base64", ErrBadDataURL)
+	}
+	return mime, nil
 }
 
 // TaskStatus is a task's status.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"os"
 	"sync"
 )
 
@@ -78,4 +79,33 @@ func Pipe() (host, browser *Conn) {
 	host = NewConn(h, h, h, nil)
 	browser = NewConn(b, b, b, &ConnOptions{ReadLimit: DefaultWriteLimit, WriteLimit: DefaultReadLimit})
 	return host, browser
+}
+
+// osPipeReadBuffer is the read buffer of each end of OSPipe.
+const osPipeReadBuffer = 64 << 10
+
+// OSPipe is Pipe over two operating-system pipes, as a browser joins
+// itself to a host: writes return once the pipe holds them (1 MiB pipes on
+// Linux, as OpenStdio asks for), reads go through Go's poller, and each end
+// reads through a 64 KiB buffer. Closing an end closes both its pipes; the
+// other end then reads io.EOF. It serves tests and benchmarks that want
+// the costs of a real link.
+func OSPipe() (host, browser *Conn, err error) {
+	hostR, browserW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	browserR, hostW, err := os.Pipe()
+	if err != nil {
+		hostR.Close()
+		browserW.Close()
+		return nil, nil, err
+	}
+	for _, f := range []*os.File{hostR, hostW} {
+		enlargePipe(f)
+	}
+	host = NewConn(hostR, hostW, closers{hostR, hostW}, &ConnOptions{ReadBufferSize: osPipeReadBuffer})
+	browser = NewConn(browserR, browserW, closers{browserR, browserW}, &ConnOptions{
+		ReadLimit: DefaultWriteLimit, WriteLimit: DefaultReadLimit, ReadBufferSize: osPipeReadBuffer})
+	return host, browser, nil
 }

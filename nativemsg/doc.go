@@ -35,7 +35,10 @@
 // A browser starts a host with its own standard streams as the port.
 // Anything else written to standard output corrupts the stream, so
 // OpenStdio moves the real standard output aside for frames and sends
-// everything else written to standard output to standard error.
+// everything else written to standard output to standard error. On Linux
+// it serves the standard pipes through Go's poller, so that Conn.Close
+// interrupts a read blocked on a silent browser (a host can stop on
+// SIGTERM at once).
 // ParseLaunchArgs reads the caller's identity from the command line.
 //
 // HostManifest, ManifestLocation, Install and Uninstall write and remove the

@@ -147,6 +147,68 @@ func TestLargeClaimAllocatesOnlyWhatArrives(t *testing.T) {
 	assert.Equal(t, body, string(got))
 }
 
+func TestLargeBodyMemoryGrowsWithWhatArrives(t *testing.T) {
+	// A 64 MiB claim of which 6 MiB arrive: the memory held stays within
+	// growthFactor times what arrived.
+	const sent = 6 << 20
+	stream := append(binary.LittleEndian.AppendUint32(nil, 64<<20), '"')
+	stream = append(stream, bytes.Repeat([]byte("y"), sent-1)...)
+	r := NewReader(bytes.NewReader(stream), nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := r.ReadMessage(nil)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, io.ErrUnexpectedEOF, err)
+	// Allocations: 1 MiB, 4 MiB, 16 MiB (the last after 4 MiB arrived).
+	assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(22<<20))
+
+	// A 16 MiB body arrives whole after two copies (of 1 and 4 MiB), not
+	// four as doubling would make.
+	body := `"` + strings.Repeat("z", 16<<20-2) + `"`
+	r = NewReader(bytes.NewReader(frame(body)), nil)
+	runtime.ReadMemStats(&before)
+	got, err := r.ReadMessage(nil)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, body, string(got))
+	assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(22<<20))
+}
+
+func TestNextSize(t *testing.T) {
+	stream := append(frame(`{"a":1}`), 0, 0, 0, 0)
+	stream = append(stream, frame(`[2]`)...)
+	r := NewReader(bytes.NewReader(stream), nil)
+
+	n, err := r.NextSize()
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	n, err = r.NextSize()
+	require.NoError(t, err)
+	assert.Equal(t, 7, n, "asking again does not read further")
+	body, err := r.ReadMessage(make([]byte, 0, n))
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1}`, string(body))
+
+	n, err = r.NextSize()
+	require.NoError(t, err)
+	assert.Zero(t, n, "an empty frame")
+	_, err = r.ReadMessage(nil)
+	assert.ErrorIs(t, err, ErrEmptyFrame)
+
+	body, err = r.ReadMessage(nil) // without NextSize
+	require.NoError(t, err)
+	assert.Equal(t, `[2]`, string(body))
+	_, err = r.NextSize()
+	assert.Equal(t, io.EOF, err)
+
+	r = NewReader(bytes.NewReader(frame(`"too long"`)), &ReaderOptions{MaxFrameSize: 4})
+	_, err = r.NextSize()
+	var fse *FrameSizeError
+	require.ErrorAs(t, err, &fse)
+	_, err = r.ReadMessage(nil)
+	assert.ErrorAs(t, err, &fse, "the error sticks")
+}
+
 func TestErrorsCarryNoPayload(t *testing.T) {
 	secret := "tok-SECRET-123"
 	r := NewReader(bytes.NewReader(frame("x"+secret)), nil)
@@ -283,6 +345,22 @@ func TestConcurrentWritersKeepFramesIntact(t *testing.T) {
 
 func TestPipe(t *testing.T) {
 	host, browser := Pipe()
+	testPipe(t, host, browser)
+}
+
+func TestOSPipe(t *testing.T) {
+	host, browser, err := OSPipe()
+	require.NoError(t, err)
+	// Unlike Pipe's, a write returns once the pipe holds it.
+	big := `"` + strings.Repeat("b", 8<<10) + `"`
+	require.NoError(t, browser.WriteMessage([]byte(big)))
+	got, err := host.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Equal(t, big, string(got))
+	testPipe(t, host, browser)
+}
+
+func testPipe(t *testing.T, host, browser *Conn) {
 	defer host.Close()
 	defer browser.Close()
 	assert.Equal(t, DefaultReadLimit, host.Reader.Limit())

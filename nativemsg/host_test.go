@@ -2,11 +2,17 @@ package nativemsg
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,8 +20,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("NATIVEMSG_TEST_HOST") == "1" {
+	switch os.Getenv("NATIVEMSG_TEST_HOST") {
+	case "1":
 		runTestHost()
+		return
+	case "close":
+		runClosingHost()
 		return
 	}
 	goleak.VerifyTestMain(m)
@@ -45,6 +55,79 @@ func runTestHost() {
 		os.Exit(6)
 	}
 	conn.Close()
+}
+
+// runClosingHost is a host run in a child process that reads a frame,
+// acknowledges it, then blocks reading the next until SIGTERM, on which it
+// closes its Conn: the blocked read must return.
+func runClosingHost() {
+	conn, err := OpenStdio(nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "OpenStdio:", err)
+		os.Exit(3)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		conn.Close()
+	}()
+	if _, err := conn.ReadMessage(nil); err != nil {
+		fmt.Fprintln(os.Stderr, "first read:", err)
+		os.Exit(4)
+	}
+	if err := conn.WriteMessage([]byte(`"reading"`)); err != nil {
+		os.Exit(5)
+	}
+	_, err = conn.ReadMessage(nil) // blocks: the parent sends nothing more
+	fmt.Fprintf(os.Stderr, "second read ended: closed=%v\n", errors.Is(err, os.ErrClosed))
+}
+
+// TestOpenStdioCloseInterruptsRead runs a host whose standard input stays
+// open and silent, as a browser's does, and stops it with SIGTERM: its
+// Conn.Close must end the read blocked on standard input. (Where Close
+// cannot do that, the child never exits and the test times out.)
+func TestOpenStdioCloseInterruptsRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux serves the standard streams through the poller")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "NATIVEMSG_TEST_HOST=close")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	waited := false
+	defer func() {
+		if !waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+
+	_, err = stdin.Write(frame(`{"kind":"ping"}`))
+	require.NoError(t, err)
+	ack, err := NewReader(stdout, nil).ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Equal(t, `"reading"`, string(ack))
+	// The child is now in, or about to enter, its second read. Give it a
+	// moment to block there; if it has not yet, the read still ends at
+	// once on the closed Conn and the test proves less, but never fails
+	// wrongly.
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	waited = true
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "second read ended: closed=true")
 }
 
 func TestOpenStdioGuardsStdout(t *testing.T) {

@@ -3,6 +3,9 @@ package nativemsg
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +88,66 @@ func TestConnReadBufferSize(t *testing.T) {
 		}
 		assert.Equal(t, tt.wantReads, src.reads, "buffer %d", tt.buffer)
 	}
+}
+
+func TestReaderBuffered(t *testing.T) {
+	one := frameBytes(`{"kind":"bridge:hello"}`)
+	stream := append(append([]byte{}, one...), one...)
+	c := NewConn(bytes.NewReader(stream), nil, nil, &ConnOptions{ReadBufferSize: 4096})
+	assert.Zero(t, c.Buffered(), "nothing read yet")
+	_, err := c.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Equal(t, len(one), c.Buffered(), "the second frame arrived with the first")
+	_, err = c.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Zero(t, c.Buffered())
+
+	unbuffered := NewConn(bytes.NewReader(stream), nil, nil, nil)
+	_, err = unbuffered.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Zero(t, unbuffered.Buffered())
+}
+
+// TestWriteFramesToPipe writes batches of many parts to an OS pipe, in one
+// writev each: batches larger than the pipe's buffer are written as the
+// reader drains it, with partial writes resumed mid-part.
+func TestWriteFramesToPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	fw := NewWriter(w, &WriterOptions{MaxFrameSize: 1 << 30})
+	require.NotNil(t, fw.file, "files are written with writev")
+
+	var want []string
+	var batches [][][]byte
+	for b := range 3 {
+		var parts [][]byte
+		for i := range 40 {
+			body := fmt.Sprintf(`{"b":%d,"i":%d,"pad":%q}`, b, i, strings.Repeat("p", (i*7919)%(48<<10)))
+			want = append(want, body)
+			f := frameBytes(body)
+			// Split each frame at odd places, with empty parts between.
+			cut := min(len(f), 3+i%5)
+			parts = append(parts, f[:cut], nil, f[cut:])
+		}
+		batches = append(batches, parts)
+	}
+	got := make(chan []string, 1)
+	go func() {
+		rd := NewReader(r, &ReaderOptions{MaxFrameSize: 1 << 30})
+		var bodies []string
+		for {
+			body, err := rd.ReadMessage(nil)
+			if err != nil {
+				got <- bodies
+				return
+			}
+			bodies = append(bodies, string(body))
+		}
+	}()
+	for _, parts := range batches {
+		require.NoError(t, fw.WriteFrames(parts))
+	}
+	require.NoError(t, w.Close())
+	assert.Equal(t, want, <-got)
 }

@@ -86,8 +86,17 @@ type Bridge struct {
 	wg sync.WaitGroup
 }
 
-// NewBridge starts a Bridge. Close stops it.
+// NewBridge starts a Bridge whose host and extension talk over an
+// in-memory pipe (nativemsg.Pipe). Close stops it.
 func NewBridge(opts *BridgeOptions) *Bridge {
+	hostEnd, browserEnd := nativemsg.Pipe()
+	return NewBridgeOn(hostEnd, browserEnd, opts)
+}
+
+// NewBridgeOn starts a Bridge whose host and extension talk over the given
+// native messaging connection, such as nativemsg.OSPipe's (the link's real
+// costs, as in a browser). Close stops it and closes both ends.
+func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Bridge {
 	var o BridgeOptions
 	if opts != nil {
 		o = *opts
@@ -98,7 +107,6 @@ func NewBridge(opts *BridgeOptions) *Bridge {
 	if o.Extension.Handler == nil && !o.Manual {
 		o.Extension.Handler = Echo
 	}
-	hostEnd, browserEnd := nativemsg.Pipe()
 	b := &Bridge{Listener: NewListener()}
 	b.Host = agentproto.NewHost(hostEnd, &o.Host)
 	o.Server.Extension = b.Host

@@ -1,12 +1,15 @@
 package agentprototest
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
@@ -19,11 +22,13 @@ type Request struct {
 	ID string
 	// Type is the command type.
 	Type string
-	// Payload is the payload as relayed, byte for byte.
+	// Payload is the payload as relayed, byte for byte. With
+	// Options.Serial it is valid only until the Handler returns.
 	Payload json.RawMessage
 
-	ext  *Extension
-	once sync.Once
+	idLit []byte // ID as a JSON string literal, as the host wrote it
+	ext   *Extension
+	once  sync.Once
 }
 
 // Ext returns the Extension the request arrived at, to emit events
@@ -38,40 +43,80 @@ func (r *Request) Reply(result any) error {
 	if err != nil {
 		return err
 	}
-	return r.answer(func(dst []byte) []byte {
-		dst = append(dst, `,"result":`...)
-		return append(dst, raw...)
-	})
+	return r.answer(resultMid, raw)
 }
 
 // Fail answers with an error string, as the extension does for a thrown
 // exception.
 func (r *Request) Fail(msg string) error {
-	return r.answer(func(dst []byte) []byte {
-		return wire.AppendString(append(dst, `,"error":`...), msg)
-	})
+	return r.answer(errorMid, wire.AppendString(nil, msg))
 }
 
 // ReplyEmpty answers with neither result nor error (a null result).
 func (r *Request) ReplyEmpty() error {
-	return r.answer(func(dst []byte) []byte { return dst })
+	return r.answer(nil, nil)
 }
 
 // ErrAnswered is returned for a second answer to one request.
 var ErrAnswered = errors.New("agentprototest: request already answered")
 
-func (r *Request) answer(body func([]byte) []byte) error {
+var (
+	responseHead = []byte(`{"kind":"bridge:response","id":`)
+	resultMid    = []byte(`,"result":`)
+	errorMid     = []byte(`,"error":`)
+)
+
+// answer writes {"kind":"bridge:response","id":…}, with mid and value
+// before the closing brace, unless r was answered already.
+func (r *Request) answer(mid, value []byte) error {
 	sent := false
 	var err error
 	r.once.Do(func() {
 		sent = true
-		msg := append([]byte(`{"kind":"bridge:response","id":`), wire.AppendString(nil, r.ID)...)
-		msg = append(body(msg), '}')
-		err = r.ext.conn.WriteMessage(msg)
+		var b answerBatch
+		b.add(r.idLit, mid, value)
+		err = b.flush(r.ext.conn)
 	})
 	if !sent {
 		return ErrAnswered
 	}
+	return err
+}
+
+// answerBatch collects encoded responses to write together with one
+// system call. Values of answers up to inlineAnswer bytes are copied into
+// its own buffer; larger ones are written from where they are.
+type answerBatch struct {
+	own   []byte
+	parts [][]byte
+	start int // the start of the part of own not yet in parts
+}
+
+const inlineAnswer = 4 << 10
+
+func (b *answerBatch) add(idLit, mid, value []byte) {
+	n := len(responseHead) + len(idLit) + len(mid) + len(value) + 1
+	b.own = binary.LittleEndian.AppendUint32(b.own, uint32(n))
+	b.own = append(append(append(b.own, responseHead...), idLit...), mid...)
+	if len(value) > inlineAnswer {
+		b.parts = append(b.parts, b.own[b.start:], value)
+		b.start = len(b.own)
+	} else {
+		b.own = append(b.own, value...)
+	}
+	b.own = append(b.own, '}')
+}
+
+func (b *answerBatch) empty() bool { return len(b.own) == 0 }
+
+// flush writes the batch and empties it.
+func (b *answerBatch) flush(conn *nativemsg.Conn) error {
+	if b.start < len(b.own) {
+		b.parts = append(b.parts, b.own[b.start:])
+	}
+	err := conn.WriteFrames(b.parts)
+	clear(b.parts)
+	b.own, b.parts, b.start = b.own[:0], b.parts[:0], 0
 	return err
 }
 
@@ -131,7 +176,10 @@ type Options struct {
 	// Serial runs Handler in the reading goroutine, one request at a
 	// time, instead of a goroutine per request as the real extension
 	// (which answers out of order). It is the lowest-overhead mode, for
-	// benchmarks.
+	// benchmarks: a request's frame is read into pooled memory that is
+	// reused once the Handler has returned and its answer been written,
+	// and the answers to requests that arrived together are written
+	// together.
 	Serial bool
 	// NoHello skips the bridge:hello frame the extension sends first;
 	// the host then keeps it offline until Hello is called.
@@ -153,9 +201,10 @@ type Extension struct {
 	wg       sync.WaitGroup
 	done     chan struct{}
 
-	mu       sync.Mutex
-	received int
-	err      error
+	received atomic.Int64
+
+	mu  sync.Mutex
+	err error
 }
 
 // NewExtension starts a stand-in extension on conn, the browser end of a
@@ -189,11 +238,7 @@ func (e *Extension) Hello() error {
 func (e *Extension) Requests() <-chan *Request { return e.requests }
 
 // Received reports how many requests have arrived.
-func (e *Extension) Received() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.received
-}
+func (e *Extension) Received() int { return int(e.received.Load()) }
 
 // Emit sends an event: {"kind":"bridge:event","event":event}. event is
 // encoded with encoding/json (a json.RawMessage is sent as is).
@@ -238,8 +283,36 @@ func (e *Extension) Close() error {
 func (e *Extension) readLoop() {
 	defer close(e.done)
 	defer close(e.requests)
+	var batch answerBatch
+	var held []*wire.Buffer // frames the batch's answers borrow from
+	flush := func() error {
+		var err error
+		if !batch.empty() {
+			err = batch.flush(e.conn)
+		}
+		for _, b := range held {
+			b.Release()
+		}
+		clear(held)
+		held = held[:0]
+		return err
+	}
 	for {
-		frame, err := e.conn.ReadMessage(nil)
+		if len(held) > 0 && !e.nextFrameArrived() {
+			// Nothing more to answer together: write the answers before
+			// waiting for the next request.
+			if flush() != nil {
+				return
+			}
+		}
+		var frame []byte
+		var buf *wire.Buffer
+		var err error
+		if e.opts.Serial && e.opts.Handler != nil {
+			frame, buf, err = wire.ReadFrame(e.conn.Reader)
+		} else {
+			frame, err = e.conn.ReadMessage(nil)
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) {
 				e.mu.Lock()
@@ -250,12 +323,11 @@ func (e *Extension) readLoop() {
 		}
 		r, err := parseRequest(frame)
 		if err != nil {
+			buf.Release()
 			continue // the real extension ignores what it cannot read
 		}
 		r.ext = e
-		e.mu.Lock()
-		e.received++
-		e.mu.Unlock()
+		e.received.Add(1)
 		switch {
 		case e.opts.Handler == nil:
 			select {
@@ -264,25 +336,68 @@ func (e *Extension) readLoop() {
 				return
 			}
 		case e.opts.Serial:
-			e.serve(r)
+			if mid, value, ok := e.handle(r); ok && r.claim() {
+				batch.add(r.idLit, mid, value)
+			}
+			held = append(held, buf)
 		default:
-			e.wg.Go(func() { e.serve(r) })
+			e.wg.Go(func() {
+				if mid, value, ok := e.handle(r); ok {
+					r.answer(mid, value)
+				}
+			})
 		}
 	}
 }
 
-func (e *Extension) serve(r *Request) {
+// nextFrameArrived reports whether the whole next frame is already
+// buffered, so that reading it will not wait.
+func (e *Extension) nextFrameArrived() bool {
+	if e.conn.Buffered() < 4 {
+		return false
+	}
+	n, err := e.conn.NextSize()
+	return err == nil && e.conn.Buffered() >= n
+}
+
+// handle runs the Handler for r and returns the answer to send, if any.
+func (e *Extension) handle(r *Request) (mid, value []byte, ok bool) {
 	result, err := e.opts.Handler.ServeRequest(e.ctx, r)
 	switch {
 	case errors.Is(err, ErrNoReply):
+		return nil, nil, false
 	case err != nil:
-		r.Fail(err.Error())
-	default:
-		r.Reply(result)
+		return errorMid, wire.AppendString(nil, err.Error()), true
 	}
+	raw, err := marshalRaw(result)
+	if err != nil {
+		return errorMid, wire.AppendString(nil, err.Error()), true
+	}
+	return resultMid, raw, true
 }
 
+// claim marks r answered and reports whether it was not already.
+func (r *Request) claim() bool {
+	claimed := false
+	r.once.Do(func() { claimed = true })
+	return claimed
+}
+
+// requestHead is how every bridge:request the Host writes begins; the
+// rest follows in a fixed order, which parseRequest reads without a
+// general JSON parse: the host has validated the payload it relays, and
+// the real extension's parse runs in Chrome's process, not the host's.
+var (
+	requestHead = []byte(`{"kind":"bridge:request","id":"`)
+	requestType = []byte(`","type":"`)
+	requestPay  = []byte(`","payload":`)
+	closeBrace  = []byte(`}`)
+)
+
 func parseRequest(frame []byte) (*Request, error) {
+	if r, ok := parseHostRequest(frame); ok {
+		return r, nil
+	}
 	var it wire.Members
 	it.Reset(frame)
 	r := &Request{}
@@ -308,5 +423,62 @@ func parseRequest(frame []byte) (*Request, error) {
 	if string(kind) != agentproto.KindRequest {
 		return nil, fmt.Errorf("agentprototest: frame of kind %q", kind)
 	}
+	r.idLit = wire.AppendString(nil, r.ID)
 	return r, nil
 }
+
+// parseHostRequest reads a request in the exact form the Host writes:
+// {"kind":"bridge:request","id":"<digits>","type":"<no escapes>","payload":P}.
+func parseHostRequest(frame []byte) (*Request, bool) {
+	rest, ok := bytes.CutPrefix(frame, requestHead)
+	if !ok {
+		return nil, false
+	}
+	idEnd := 0
+	for idEnd < len(rest) && rest[idEnd] >= '0' && rest[idEnd] <= '9' {
+		idEnd++
+	}
+	id := rest[:idEnd]
+	if rest, ok = bytes.CutPrefix(rest[idEnd:], requestType); !ok || idEnd == 0 {
+		return nil, false
+	}
+	typeEnd := bytes.IndexByte(rest, '"')
+	if typeEnd < 0 || bytes.IndexByte(rest[:typeEnd], '\\') >= 0 {
+		return nil, false
+	}
+	typ := rest[:typeEnd]
+	payload, ok := bytes.CutPrefix(rest[typeEnd:], requestPay)
+	payload, closed := bytes.CutSuffix(payload, closeBrace)
+	if !ok || !closed || len(payload) < 2 || payload[0] != '{' || payload[len(payload)-1] != '}' {
+		return nil, false
+	}
+	return &Request{
+		ID:      string(id),
+		Type:    typeName(typ),
+		Payload: payload,
+		idLit:   frame[len(requestHead)-1 : len(requestHead)+idEnd+1],
+	}, true
+}
+
+// typeName returns the command type t names, without allocating for the
+// protocol's own types.
+func typeName(t []byte) string {
+	if name, ok := typeNames[string(t)]; ok {
+		return name
+	}
+	return string(t)
+}
+
+var typeNames = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range []string{
+		agentproto.TypeHealth, agentproto.TypeSnapshot, agentproto.TypeScreenshot, agentproto.TypeNavigate,
+		agentproto.TypeClick, agentproto.TypeType, agentproto.TypePress, agentproto.TypeScroll,
+		agentproto.TypeExtract, agentproto.TypeTasksList, agentproto.TypeTasksGet, agentproto.TypeTasksStart,
+		agentproto.TypeTasksStop, agentproto.TypeTasksPause, agentproto.TypeTasksResume,
+		agentproto.TypeTasksConfirm, agentproto.TypeTasksWait,
+	} {
+		m[t] = t
+	}
+	return m
+}()

@@ -3,10 +3,14 @@ package agentprototest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -38,4 +42,41 @@ func TestAnswerOnce(t *testing.T) {
 	r := <-b.Extension.Requests()
 	require.NoError(t, r.Fail("boom"))
 	assert.ErrorIs(t, r.Reply(1), agentprototest.ErrAnswered)
+}
+
+// TestSerialAnswersBatchedRequests drives the Serial mode over OS pipes,
+// where requests that arrive together are answered together: every call
+// still gets its own answer.
+func TestSerialAnswersBatchedRequests(t *testing.T) {
+	hostEnd, browserEnd, err := nativemsg.OSPipe()
+	require.NoError(t, err)
+	b := agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
+		Extension: agentprototest.Options{Handler: agentprototest.Echo, Serial: true}})
+	defer b.Close()
+	require.NoError(t, b.WaitOnline(t.Context()))
+	const agents, calls = 8, 50
+	errs := make(chan error, agents*calls)
+	var callers sync.WaitGroup
+	for a := range agents {
+		c, err := b.Dial(t.Context(), nil)
+		require.NoError(t, err)
+		defer c.Close()
+		for i := range calls {
+			callers.Go(func() {
+				payload := fmt.Sprintf(`{"agent":%d,"call":%d,"pad":%q}`, a, i, strings.Repeat("x", i*97))
+				var res json.RawMessage
+				if err := c.Call(t.Context(), agentproto.TypeType, json.RawMessage(payload), &res); err != nil {
+					errs <- err
+				} else if string(res) != payload {
+					errs <- fmt.Errorf("call %d/%d got another answer: %.60s", a, i, res)
+				}
+			})
+		}
+	}
+	callers.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	assert.Equal(t, agents*calls, b.Extension.Received())
 }

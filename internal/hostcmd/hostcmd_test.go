@@ -17,6 +17,7 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
 	"github.com/agentbridge/agentbridge/internal/hostcmd"
+	"github.com/agentbridge/agentbridge/internal/hostload"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,27 +26,15 @@ import (
 
 var hostBinary string
 
+// TestMain builds the host once for every test.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hostcmd-test")
+	bin, remove, err := hostload.Build(context.Background())
 	if err != nil {
-		panic(err)
-	}
-	hostBinary = filepath.Join(dir, "weboperator-host")
-	build := exec.Command("go", "build", "-o", hostBinary, "github.com/agentbridge/agentbridge/examples/weboperator-host")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the host:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	hostBinary = bin
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) { remove(); os.Exit(code) }))
 }
 
 const extensionID = "pgnpnlnhjmjbmobnchmlaaonbieoelff"

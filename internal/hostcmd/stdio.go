@@ -1,22 +1,14 @@
 package hostcmd
 
-import (
-	"os"
+import "github.com/agentbridge/agentbridge/nativemsg"
 
-	"github.com/agentbridge/agentbridge/nativemsg"
-)
-
-// linkReadBuffer is the buffer under the link's frame reader.
+// linkReadBuffer is the buffer under the link's frame reader: requests'
+// answers that arrive together are read with one system call.
 const linkReadBuffer = 64 << 10
 
-// OpenStdio opens the browser link on the standard streams, as
-// nativemsg.OpenStdio, after making the pipes pollable (so that closing
-// the link interrupts a blocked read or write, and the host can stop
-// promptly on SIGTERM) and larger (fewer wake-ups per large frame).
+// OpenStdio opens the browser link on the standard streams
+// (nativemsg.OpenStdio, whose Close interrupts a blocked read, so that
+// the host stops promptly on SIGTERM).
 func OpenStdio() (*nativemsg.Conn, error) {
-	if preparePipe(0) {
-		os.Stdin = os.NewFile(0, "/dev/stdin")
-	}
-	preparePipe(1)
 	return nativemsg.OpenStdio(&nativemsg.ConnOptions{ReadBufferSize: linkReadBuffer})
 }

@@ -197,26 +197,32 @@ func (s *scanner) skipSpace() {
 }
 
 func (s *scanner) syntax(context string) error {
-	if s.pos >= len(s.data) {
-		return &SyntaxError{Msg: "unexpected end of JSON input", Offset: s.pos}
-	}
-	return &SyntaxError{
-		Msg:    "invalid character " + quoteChar(s.data[s.pos]) + " " + context,
-		Offset: s.pos,
-	}
+	return SyntaxErrorAt(s.data, s.pos, context)
 }
 
-func quoteChar(c byte) string {
-	switch {
-	case c == '\'':
-		return `'\''`
-	case c == '"':
-		return `'"'`
-	case c >= 0x20 && c < 0x7f:
-		return "'" + string(rune(c)) + "'"
-	default:
-		return strconv.Quote(string(rune(c)))
+// SyntaxErrorAt returns the error for malformed JSON found at data[pos],
+// worded as encoding/json words it: "unexpected end of JSON input" when pos
+// is at the end of data, else "invalid character 'c' " followed by
+// context (such as "looking for beginning of value"). It quotes only the
+// one byte at pos. Other scanners of this module use it so that every
+// parser reports errors alike.
+func SyntaxErrorAt(data []byte, pos int, context string) *SyntaxError {
+	if pos >= len(data) {
+		return &SyntaxError{Msg: "unexpected end of JSON input", Offset: pos}
 	}
+	return &SyntaxError{Msg: "invalid character " + quoteChar(data[pos]) + " " + context, Offset: pos}
+}
+
+// quoteChar quotes c as encoding/json's messages do.
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	q := strconv.Quote(string(rune(c)))
+	return "'" + q[1:len(q)-1] + "'"
 }
 
 // value scans one JSON value. t is the Go type it would be decoded into

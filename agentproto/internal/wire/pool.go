@@ -1,42 +1,58 @@
 package wire
 
 import (
-	"bufio"
-	"encoding/binary"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// Buffer sizes pooled: powers of two from minPooled to maxPooled. Larger
-// frames get memory of their own (and nativemsg's gradual growth, so that
-// a header claiming megabytes costs nothing until they arrive).
+// Buffer sizes pooled: powers of two from minPooled to maxPooled. A larger
+// frame is read into memory that grows as its bytes arrive (nativemsg's
+// gradual growth, so that a header claiming megabytes costs nothing until
+// they arrive), unless bigPool has a buffer large enough (and not more
+// than bigSlack times too large). Large buffers go to bigPool once
+// released: a bridge relaying multi-megabyte results in turn then reads
+// each into memory already allocated, instead of allocating, zeroing and
+// growing it every time. Like every sync.Pool, bigPool holds its buffers
+// only until the next garbage collections.
 const (
 	minPooledShift = 9  // 512 B
 	maxPooledShift = 20 // 1 MiB
+	bigClass       = -1 // Buffer.class of a buffer for bigPool
+	bigSlack       = 4
 )
 
-var pools [maxPooledShift - minPooledShift + 1]sync.Pool
+var (
+	pools   [maxPooledShift - minPooledShift + 1]sync.Pool
+	bigPool sync.Pool
+)
 
-// Buffer is a frame buffer that may come from a pool. Release returns it;
-// a Buffer must not be used after its Release, and Release may be called
-// at most once (it is a no-op for unpooled buffers).
+// Buffer is a frame buffer that may come from a pool. It is reference
+// counted: it starts with one reference, Retain adds one and Release drops
+// one; the last Release returns a pooled buffer to its pool. B must not be
+// used by a holder after its Release. A nil *Buffer may be released.
 type Buffer struct {
 	B     []byte
-	class int8 // pool index + 1; 0 for a buffer of its own
+	class int8         // pool index + 1; bigClass; 0 for memory of its own
+	extra atomic.Int32 // references beyond the first
 }
 
-// Releaser is something to release once a queued frame has been written.
-type Releaser interface{ Release() }
-
-// GetBuffer returns a buffer with capacity for n bytes, or an unpooled
-// empty one when n is beyond the pooled sizes.
+// GetBuffer returns a buffer with capacity for n bytes or, when n is
+// beyond the pooled sizes and bigPool has none large enough, an empty one
+// to read into memory of its own (which goes to bigPool once released).
 func GetBuffer(n int) *Buffer {
 	if n > 1<<maxPooledShift {
-		return &Buffer{}
+		if b, ok := bigPool.Get().(*Buffer); ok {
+			if c := cap(b.B); c >= n && c/bigSlack <= n {
+				return b
+			}
+			bigPool.Put(b)
+		}
+		return &Buffer{class: bigClass}
 	}
-	shift := max(bits.Len(uint(n-1)), minPooledShift)
+	shift := max(bits.Len(uint(max(n, 1)-1)), minPooledShift)
 	class := shift - minPooledShift
 	if b, ok := pools[class].Get().(*Buffer); ok {
 		return b
@@ -44,40 +60,46 @@ func GetBuffer(n int) *Buffer {
 	return &Buffer{B: make([]byte, 0, 1<<shift), class: int8(class + 1)}
 }
 
-// Release returns b to its pool.
+// Pooled reports whether b's memory goes back to a pool once released
+// (else it is b's own, for the garbage collector: a holder may keep it).
+func (b *Buffer) Pooled() bool { return b.class != 0 }
+
+// Retain adds a reference to b, for one more holder that will Release it.
+func (b *Buffer) Retain() { b.extra.Add(1) }
+
+// Release drops a reference to b; the last returns it to its pool.
 func (b *Buffer) Release() {
-	if b == nil || b.class == 0 {
+	if b == nil || b.extra.Add(-1) >= 0 {
 		return
 	}
-	b.B = b.B[:0]
-	pools[b.class-1].Put(b)
+	// That was the last reference: extra is -1, and nothing else holds b.
+	b.extra.Store(0)
+	switch {
+	case b.class == bigClass && cap(b.B) > 1<<maxPooledShift:
+		b.B = b.B[:0]
+		bigPool.Put(b)
+	case b.class > 0:
+		b.B = b.B[:0]
+		pools[b.class-1].Put(b)
+	}
 }
 
-// ReadFrame reads the next frame from r, which reads from br, into a
-// buffer from the pool (sized from the frame's header, peeked first). The
-// caller releases the buffer when done with the frame.
-func ReadFrame(br *bufio.Reader, r *nativemsg.Reader) ([]byte, *Buffer, error) {
-	var buf *Buffer
-	if hdr, err := br.Peek(4); err == nil {
-		n := binary.LittleEndian.Uint32(hdr)
-		if uint64(n) <= uint64(r.Limit()) && n > 0 {
-			buf = GetBuffer(int(n))
-		}
+// ReadFrame reads the next frame from r into a buffer from the pool, sized
+// from the frame's header. The caller releases the buffer when done with
+// the frame.
+func ReadFrame(r *nativemsg.Reader) ([]byte, *Buffer, error) {
+	n, err := r.NextSize()
+	if err != nil {
+		return nil, nil, err
 	}
-	var dst []byte
-	if buf != nil {
-		dst = buf.B[:0]
-	}
-	frame, err := r.ReadMessage(dst)
+	buf := GetBuffer(n)
+	frame, err := r.ReadMessage(buf.B[:0])
 	if err != nil {
 		buf.Release()
 		return nil, nil, err
 	}
-	if buf == nil || cap(frame) != cap(buf.B) {
-		buf.Release()
-		buf = &Buffer{B: frame}
-	} else {
-		buf.B = frame
-	}
+	// frame is in buf.B, or, for a frame over the pooled sizes that no
+	// pooled buffer could hold, in new memory that buf takes over.
+	buf.B = frame
 	return frame, buf, nil
 }

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"syscall"
 
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// CopyLimit is the largest body a Queue copies into its own buffer; larger
-// bodies are written from the caller's slice, which must then stay
-// unchanged until written.
+// CopyLimit is the largest body a Queue copies into its own buffer by
+// default; larger bodies are written from the caller's memory, which must
+// then stay unchanged until written.
 const CopyLimit = 32 << 10
 
 // ErrQueueFull is returned by Push when the bytes waiting to be written
@@ -20,10 +21,38 @@ var ErrQueueFull = errors.New("write queue full")
 // ErrQueueClosed is returned by Push after Close or a write error.
 var ErrQueueClosed = errors.New("write queue closed")
 
+// FrameWriter writes batches of encoded frames: *nativemsg.Writer.
+type FrameWriter interface {
+	WriteFrames(parts [][]byte) error
+	Limit() int
+}
+
+// QueueOptions configures a Queue. The zero value is the default.
+type QueueOptions struct {
+	// MaxQueued bounds the bytes waiting to be written; beyond it Push
+	// returns ErrQueueFull. A single frame larger than the bound is still
+	// accepted when nothing else is waiting. Zero means no bound.
+	MaxQueued int
+	// CopyAll makes Push copy every body, however large, so that its
+	// caller may reuse the memory at once. By default bodies over
+	// CopyLimit are borrowed until written.
+	CopyAll bool
+	// Direct is the raw connection under the FrameWriter. When it is in
+	// non-blocking mode (as every socket of Go's net package is, and
+	// pipes that Go's poller serves), Send
+	// writes from the calling goroutine when no write is in progress and
+	// the frames waiting are all in the queue's own buffer, as far as the
+	// peer takes them without waiting; Run writes the rest. That saves
+	// waking Run, and a thread switch, per frame. Nil, or a connection in
+	// blocking mode, means Run writes everything.
+	Direct syscall.RawConn
+}
+
 // Queue serializes frames onto one writer from any number of goroutines.
-// Push never blocks on I/O: it appends the frame and wakes the writing
-// goroutine (Run), which writes everything queued since its last write in
-// one batch, so concurrent senders share system calls.
+// Push and Send never block on I/O: Push appends the frame and wakes the
+// writing goroutine (Run), which writes everything queued since its last
+// write in one batch, so concurrent senders share system calls; Send may
+// also write at once without waiting (see QueueOptions.Direct).
 //
 // Small frames are copied into a buffer the queue owns; the two buffers
 // alternate between the senders and the writer, so steady-state pushing
@@ -31,107 +60,105 @@ var ErrQueueClosed = errors.New("write queue closed")
 type Queue struct {
 	w          FrameWriter
 	frameLimit int // the largest frame body accepted
-	limit      int // bytes queued beyond which Push refuses; 0 = none
+	opts       QueueOptions
+	direct     *directWriter // nil without QueueOptions.Direct
 
 	mu        sync.Mutex
-	own       []byte     // bytes copied in since the last segment boundary
-	segs      [][]byte   // completed segments: parts of own and borrowed bodies
-	rels      []Releaser // to release once segs are written
-	spareRels []Releaser
+	own       []byte    // bytes copied in since the last segment boundary
+	segs      [][]byte  // completed segments: parts of own and borrowed bodies
+	rels      []*Buffer // to release once segs are written
+	spareRels []*Buffer
 	ownOff    int // start of the open region of own
 	queued    int // bytes in segs and own[ownOff:]
 	closed    bool
 	err       error
-	idle      bool          // the writer is waiting and nothing is queued
+	writing   bool          // a batch is being written, by Run or by Send
+	parked    bool          // Run waits for signal
 	spare     []byte        // the other own buffer, free while not writing
 	signal    chan struct{} // wakes Run; capacity 1
-	drained   chan struct{} // closed and replaced when the queue empties
-}
-
-// FrameWriter writes batches of encoded frames: *nativemsg.Writer.
-type FrameWriter interface {
-	WriteFrames(parts [][]byte) error
-	Limit() int
+	drained   chan struct{} // made by Drained while busy; closed when the queue empties
 }
 
 // NewQueue returns a Queue writing to w, which also sets the largest frame
-// accepted. limit bounds the bytes waiting (0: no bound); a single frame
-// larger than limit is still accepted when nothing else is waiting.
-func NewQueue(w FrameWriter, limit int) *Queue {
-	return &Queue{
+// accepted.
+func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
+	q := &Queue{
 		w:          w,
 		frameLimit: w.Limit(),
-		limit:      limit,
-		idle:       true,
+		opts:       opts,
 		signal:     make(chan struct{}, 1),
-		drained:    make(chan struct{}),
 	}
+	if opts.Direct != nil {
+		q.direct = newDirectWriter(opts.Direct)
+	}
+	return q
 }
 
-// Frame is one frame to queue: its body is the concatenation of Head,
-// Body and Tail. Head and Tail are always copied. Body is copied when at
-// most CopyLimit bytes or when CopyBody is set, else borrowed until
-// written. Release holds up to two things to release once the frame's
-// bytes are no longer needed (after the copy, or after the write); they
-// are not released when Push fails or the queue is closed with the frame
-// still waiting (the garbage collector then takes them).
-type Frame struct {
-	Head, Body, Tail []byte
-	CopyBody         bool
-	Release          [2]Releaser
+// Push queues one frame whose body is head, body and tail concatenated,
+// preceded by its 4-byte little-endian length. head and tail are copied;
+// body is copied when it is at most CopyLimit bytes (or CopyAll is set),
+// else borrowed until written. Push takes over rel1 and rel2 (either may be
+// nil), which hold body's memory: they are released once the frame no
+// longer needs them, which is at once when the body was copied or Push
+// fails, and otherwise once the frame is written or dropped by Close.
+func (q *Queue) Push(head, body, tail []byte, rel1, rel2 *Buffer) error {
+	return q.push(head, body, tail, rel1, rel2, false)
 }
 
-// Push queues f, preceded by its 4-byte little-endian length.
-func (q *Queue) Push(f *Frame) error {
-	n := len(f.Head) + len(f.Body) + len(f.Tail)
+// Send is Push, except that with QueueOptions.Direct it may write the
+// frame (and any others waiting) from the calling goroutine, without
+// blocking, instead of waking Run.
+func (q *Queue) Send(head, body, tail []byte, rel1, rel2 *Buffer) error {
+	return q.push(head, body, tail, rel1, rel2, q.direct != nil)
+}
+
+func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) error {
+	n := len(head) + len(body) + len(tail)
 	if n > q.frameLimit {
+		rel1.Release()
+		rel2.Release()
 		return &nativemsg.FrameSizeError{Size: uint64(n), Limit: q.frameLimit}
 	}
 	q.mu.Lock()
-	if q.closed {
-		err := q.err
-		q.mu.Unlock()
-		if err == nil {
-			err = ErrQueueClosed
+	if q.closed || (q.opts.MaxQueued > 0 && q.queued > 0 && q.queued+n+4 > q.opts.MaxQueued) {
+		err := ErrQueueFull
+		if q.closed {
+			err = q.err
+			if err == nil {
+				err = ErrQueueClosed
+			}
 		}
+		q.mu.Unlock()
+		rel1.Release()
+		rel2.Release()
 		return err
 	}
-	if q.limit > 0 && q.queued > 0 && q.queued+n+4 > q.limit {
-		q.mu.Unlock()
-		return ErrQueueFull
-	}
 	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
-	q.own = append(q.own, f.Head...)
-	copied := len(f.Body) <= CopyLimit || f.CopyBody
+	q.own = append(q.own, head...)
+	copied := len(body) <= CopyLimit || q.opts.CopyAll
 	if copied {
-		q.own = append(q.own, f.Body...)
+		q.own = append(q.own, body...)
 	} else {
-		q.segs = append(q.segs, q.own[q.ownOff:])
-		q.segs = append(q.segs, f.Body)
+		q.segs = append(q.segs, q.own[q.ownOff:], body)
 		q.ownOff = len(q.own)
-		for _, r := range f.Release {
-			if r != nil {
-				q.rels = append(q.rels, r)
-			}
+		if rel1 != nil {
+			q.rels = append(q.rels, rel1)
+		}
+		if rel2 != nil {
+			q.rels = append(q.rels, rel2)
 		}
 	}
-	q.own = append(q.own, f.Tail...)
+	q.own = append(q.own, tail...)
 	q.queued += n + 4
-	wake := q.idle
-	q.idle = false
-	q.mu.Unlock()
-	if wake {
-		select {
-		case q.signal <- struct{}{}:
-		default:
-		}
+	if direct && !q.writing && len(q.segs) == 0 {
+		q.writeDirect() // unlocks
+	} else {
+		q.wakeRun()
+		q.mu.Unlock()
 	}
 	if copied {
-		for _, r := range f.Release {
-			if r != nil {
-				r.Release()
-			}
-		}
+		rel1.Release()
+		rel2.Release()
 	}
 	return nil
 }
@@ -143,17 +170,87 @@ func (q *Queue) Queued() int {
 	return q.queued
 }
 
+// wakeRun wakes Run if it waits and there is something for it to write.
+// q.mu is held.
+func (q *Queue) wakeRun() {
+	if q.parked && !q.writing && q.queued > 0 {
+		q.parked = false
+		select {
+		case q.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// writeDirect writes what waits in q.own from the calling goroutine, as
+// far as the peer takes it without waiting, and leaves the rest to Run.
+// q.mu is held on entry and released on return.
+func (q *Queue) writeDirect() {
+	batch := q.own
+	q.own, q.spare = q.spare[:0], nil
+	q.queued = 0
+	q.writing = true
+	q.mu.Unlock()
+
+	n, err := q.direct.tryWrite(batch)
+
+	q.mu.Lock()
+	q.writing = false
+	switch {
+	case err != nil:
+		q.fail(err)
+	case q.closed:
+		// Closed meanwhile: the rest is dropped like everything queued.
+	case n < len(batch):
+		// The rest goes first: before anything queued meanwhile.
+		q.segs = append(q.segs, nil)
+		copy(q.segs[1:], q.segs)
+		q.segs[0] = batch[n:]
+		q.queued += len(batch) - n
+	case cap(batch) <= maxRetained && q.spare == nil:
+		q.spare = batch[:0]
+	}
+	if q.queued == 0 {
+		q.notifyDrained()
+	}
+	q.wakeRun()
+	q.mu.Unlock()
+}
+
+// fail closes the queue after a write error. q.mu is held.
+func (q *Queue) fail(err error) {
+	if !q.closed {
+		q.closed, q.err = true, err
+		q.dropQueued()
+	}
+	select {
+	case q.signal <- struct{}{}: // Run returns the error
+	default:
+	}
+}
+
 // Drained returns a channel closed once nothing is waiting to be written
 // (at once when that is already so) or the queue is closed.
 func (q *Queue) Drained() <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.idle {
+	if q.closed || (q.queued == 0 && !q.writing) {
 		ch := make(chan struct{})
 		close(ch)
 		return ch
 	}
+	if q.drained == nil {
+		q.drained = make(chan struct{})
+	}
 	return q.drained
+}
+
+// notifyDrained closes the channel Drained handed out, if any. q.mu is held.
+func (q *Queue) notifyDrained() {
+	if q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
 }
 
 // Run writes queued frames until Close or a write error, which it returns
@@ -162,14 +259,16 @@ func (q *Queue) Run() error {
 	var batch [][]byte
 	for {
 		q.mu.Lock()
-		for len(q.segs) == 0 && q.ownOff == len(q.own) && !q.closed {
-			q.idle = true
-			close(q.drained)
-			q.drained = make(chan struct{})
+		for (q.queued == 0 || q.writing) && !q.closed {
+			if q.queued == 0 && !q.writing {
+				q.notifyDrained()
+			}
+			q.parked = true
 			q.mu.Unlock()
 			<-q.signal
 			q.mu.Lock()
 		}
+		q.parked = false
 		if q.closed {
 			err := q.err
 			q.mu.Unlock()
@@ -185,25 +284,26 @@ func (q *Queue) Run() error {
 		rels := q.rels
 		q.rels, q.spareRels = q.spareRels[:0], nil
 		q.queued = 0
+		q.writing = true
 		q.mu.Unlock()
 
 		err := q.w.WriteFrames(batch)
 		clear(batch) // drop references to borrowed bodies
-		if err == nil {
-			for _, r := range rels {
-				r.Release()
-			}
+		// Written or not, the bodies are no longer needed.
+		for _, r := range rels {
+			r.Release()
 		}
 		clear(rels)
 
 		q.mu.Lock()
+		q.writing = false
 		q.spareRels = rels[:0]
-		if cap(written) <= maxRetained {
+		if cap(written) <= maxRetained && q.spare == nil {
 			q.spare = written[:0]
 		}
 		if err != nil && !q.closed {
 			q.closed, q.err = true, err
-			close(q.drained)
+			q.dropQueued()
 			q.mu.Unlock()
 			return err
 		}
@@ -222,15 +322,22 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
-		q.segs, q.own, q.rels = nil, nil, nil
-		q.ownOff, q.queued = 0, 0
-		if !q.idle {
-			close(q.drained)
-		}
+		q.dropQueued()
 	}
 	q.mu.Unlock()
 	select {
 	case q.signal <- struct{}{}:
 	default:
 	}
+}
+
+// dropQueued discards the frames waiting, releasing what they borrowed,
+// once the queue is closed. q.mu is held.
+func (q *Queue) dropQueued() {
+	for _, r := range q.rels {
+		r.Release()
+	}
+	q.segs, q.own, q.rels = nil, nil, nil
+	q.ownOff, q.queued = 0, 0
+	q.notifyDrained()
 }

@@ -14,40 +14,31 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
-// MaxDepth is the deepest nesting of arrays and objects accepted.
-const MaxDepth = 1000
+// MaxDepth is the deepest nesting of arrays and objects accepted, as in
+// internal/strictjson.
+const MaxDepth = strictjson.MaxDepth
 
-// SyntaxError reports malformed JSON. Its message follows encoding/json's
-// wording and never quotes more than one byte of the input.
-type SyntaxError struct {
-	Msg    string
-	Offset int
-}
-
-func (e *SyntaxError) Error() string { return e.Msg }
+// SyntaxError reports malformed JSON, worded as encoding/json words it and
+// never quoting more than one byte of the input.
+type SyntaxError = strictjson.SyntaxError
 
 func syntaxErr(data []byte, pos int, context string) error {
-	if pos >= len(data) {
-		return &SyntaxError{Msg: "unexpected end of JSON input", Offset: pos}
-	}
-	return &SyntaxError{Msg: "invalid character " + quoteChar(data[pos]) + " " + context, Offset: pos}
+	return strictjson.SyntaxErrorAt(data, pos, context)
 }
 
-func quoteChar(c byte) string {
-	switch {
-	case c == '\'':
-		return `'\''`
-	case c == '"':
-		return `'"'`
-	case c >= 0x20 && c < 0x7f:
-		return "'" + string(rune(c)) + "'"
-	default:
-		return strconv.Quote(string(rune(c)))
+// tokenErr is syntaxErr inside a literal, a number or a string escape,
+// where encoding/json reads the end of the input as a space that ends the
+// token too early.
+func tokenErr(data []byte, pos int, context string) error {
+	if pos >= len(data) {
+		return &SyntaxError{Msg: "invalid character ' ' " + context, Offset: pos}
 	}
+	return syntaxErr(data, pos, context)
 }
 
 // Valid reports whether data is exactly one JSON value, with white space
@@ -107,7 +98,7 @@ func skipValue(data []byte, pos, depth int) (int, error) {
 func skipLiteral(data []byte, pos int, lit string) (int, error) {
 	for i := 0; i < len(lit); i++ {
 		if pos >= len(data) || data[pos] != lit[i] {
-			return pos, syntaxErr(data, pos, "in literal "+lit+" (expecting "+quoteChar(lit[i])+")")
+			return pos, tokenErr(data, pos, "in literal "+lit+" (expecting '"+lit[i:i+1]+"')")
 		}
 		pos++
 	}
@@ -127,21 +118,18 @@ func skipNumber(data []byte, pos int) (int, error) {
 	if data[pos] == '-' {
 		pos++
 	}
-	if pos >= len(data) {
-		return pos, syntaxErr(data, pos, "")
-	}
-	switch c := data[pos]; {
-	case c == '0':
+	switch {
+	case pos < len(data) && data[pos] == '0':
 		pos++
-	case c >= '1' && c <= '9':
+	case pos < len(data) && data[pos] >= '1' && data[pos] <= '9':
 		pos = skipDigits(data, pos)
 	default:
-		return pos, syntaxErr(data, pos, "in numeric literal")
+		return pos, tokenErr(data, pos, "in numeric literal")
 	}
 	if pos < len(data) && data[pos] == '.' {
 		pos++
 		if pos >= len(data) || !isDigit(data[pos]) {
-			return pos, syntaxErr(data, pos, "after decimal point in numeric literal")
+			return pos, tokenErr(data, pos, "after decimal point in numeric literal")
 		}
 		pos = skipDigits(data, pos)
 	}
@@ -151,7 +139,7 @@ func skipNumber(data []byte, pos int) (int, error) {
 			pos++
 		}
 		if pos >= len(data) || !isDigit(data[pos]) {
-			return pos, syntaxErr(data, pos, "in exponent of numeric literal")
+			return pos, tokenErr(data, pos, "in exponent of numeric literal")
 		}
 		pos = skipDigits(data, pos)
 	}
@@ -163,16 +151,50 @@ const (
 	highs = 0x8080808080808080
 )
 
-// special returns a word whose high bit is set in each byte of x that is a
-// quote, a backslash, a control character or not ASCII: the bytes a string
-// scan must stop at.
+// special returns a word whose high bit is set in the lowest byte of x
+// that is a quote, a backslash, a control character or not ASCII (the
+// bytes a string scan must stop at), if there is one; bytes above it may
+// be marked too. For a byte that is none of those, neither x^'"' - 1,
+// x^'\\' - 1 nor x - 0x20 sets the high bit, nor does a borrow reach it
+// unless a byte below was a quote, a backslash or a control character.
 func special(x uint64) uint64 {
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	hasQ := (q - ones) &^ q
-	hasB := (b - ones) &^ b
-	ctl := (x - ones*0x20) &^ x
-	return (hasQ | hasB | ctl | x) & highs
+	q := (x ^ ones*'"') - ones
+	b := (x ^ ones*'\\') - ones
+	c := x - ones*0x20
+	return (q | b | c | x) & highs
+}
+
+// nextSpecial returns the offset of the first byte at or after i that a
+// string scan must stop at, or, when there is none, the offset of the last
+// few bytes (fewer than eight), which the caller checks one at a time.
+// Strings are scanned eight bytes at a time, and 32 at a time once a
+// string has proved longer than a word.
+func nextSpecial(data []byte, i int) int {
+	if i+8 > len(data) {
+		return i
+	}
+	if m := special(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+		return i + bits.TrailingZeros64(m)>>3
+	}
+	i += 8
+	for i+32 <= len(data) {
+		w := data[i : i+32 : i+32]
+		m := special(binary.LittleEndian.Uint64(w)) |
+			special(binary.LittleEndian.Uint64(w[8:])) |
+			special(binary.LittleEndian.Uint64(w[16:])) |
+			special(binary.LittleEndian.Uint64(w[24:]))
+		if m != 0 {
+			break
+		}
+		i += 32
+	}
+	for i+8 <= len(data) {
+		if m := special(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	return i
 }
 
 // skipString validates the string starting at the quote data[pos] and
@@ -180,14 +202,7 @@ func special(x uint64) uint64 {
 func skipString(data []byte, pos int) (end int, escaped bool, err error) {
 	i := pos + 1
 	for {
-		for i+8 <= len(data) {
-			m := special(binary.LittleEndian.Uint64(data[i:]))
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
+		i = nextSpecial(data, i)
 		if i >= len(data) {
 			return i, escaped, syntaxErr(data, i, "")
 		}
@@ -198,7 +213,7 @@ func skipString(data []byte, pos int) (end int, escaped bool, err error) {
 			escaped = true
 			i++
 			if i >= len(data) {
-				return i, escaped, syntaxErr(data, i, "")
+				return i, escaped, tokenErr(data, i, "in string escape code")
 			}
 			switch data[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -207,7 +222,7 @@ func skipString(data []byte, pos int) (end int, escaped bool, err error) {
 				i++
 				for k := 0; k < 4; k++ {
 					if i >= len(data) || !isHex(data[i]) {
-						return i, escaped, syntaxErr(data, i, "in \\u hexadecimal character escape")
+						return i, escaped, tokenErr(data, i, "in \\u hexadecimal character escape")
 					}
 					i++
 				}
@@ -241,32 +256,13 @@ func skipObject(data []byte, pos, depth int) (int, error) {
 		return pos + 1, nil
 	}
 	for {
-		if pos >= len(data) || data[pos] != '"' {
-			return pos, syntaxErr(data, pos, "looking for beginning of object key string")
-		}
 		var err error
-		if pos, _, err = skipString(data, pos); err != nil {
+		var closed bool
+		if _, _, _, pos, err = scanMember(data, pos, depth); err != nil {
 			return pos, err
 		}
-		pos = skipSpace(data, pos)
-		if pos >= len(data) || data[pos] != ':' {
-			return pos, syntaxErr(data, pos, "after object key")
-		}
-		pos = skipSpace(data, pos+1)
-		if pos, err = skipValue(data, pos, depth); err != nil {
+		if pos, closed, err = afterElement(data, pos, '}', "after object key:value pair"); err != nil || closed {
 			return pos, err
-		}
-		pos = skipSpace(data, pos)
-		if pos >= len(data) {
-			return pos, syntaxErr(data, pos, "")
-		}
-		switch data[pos] {
-		case ',':
-			pos = skipSpace(data, pos+1)
-		case '}':
-			return pos + 1, nil
-		default:
-			return pos, syntaxErr(data, pos, "after object key:value pair")
 		}
 	}
 }
@@ -281,21 +277,50 @@ func skipArray(data []byte, pos, depth int) (int, error) {
 	}
 	for {
 		var err error
+		var closed bool
 		if pos, err = skipValue(data, pos, depth); err != nil {
 			return pos, err
 		}
-		pos = skipSpace(data, pos)
-		if pos >= len(data) {
-			return pos, syntaxErr(data, pos, "")
+		if pos, closed, err = afterElement(data, pos, ']', "after array element"); err != nil || closed {
+			return pos, err
 		}
-		switch data[pos] {
-		case ',':
-			pos = skipSpace(data, pos+1)
-		case ']':
-			return pos + 1, nil
-		default:
-			return pos, syntaxErr(data, pos, "after array element")
-		}
+	}
+}
+
+// scanMember validates the object member whose key starts at data[pos].
+// It returns the offsets of the key's closing quote and of the value's
+// start, whether the key has escapes, and the offset just past the value.
+func scanMember(data []byte, pos, depth int) (keyEnd, valStart int, escaped bool, end int, err error) {
+	if pos >= len(data) || data[pos] != '"' {
+		return 0, 0, false, pos, syntaxErr(data, pos, "looking for beginning of object key string")
+	}
+	if keyEnd, escaped, err = skipString(data, pos); err != nil {
+		return 0, 0, false, keyEnd, err
+	}
+	end = skipSpace(data, keyEnd)
+	if end >= len(data) || data[end] != ':' {
+		return 0, 0, false, end, syntaxErr(data, end, "after object key")
+	}
+	valStart = skipSpace(data, end+1)
+	end, err = skipValue(data, valStart, depth)
+	return keyEnd - 1, valStart, escaped, end, err
+}
+
+// afterElement reads what follows an element of an object or array ending
+// at data[pos]: a comma, after which it returns the offset of the next
+// element, or closer, after which it returns the offset past closer and
+// closed. context words the error for anything else.
+func afterElement(data []byte, pos int, closer byte, context string) (next int, closed bool, err error) {
+	pos = skipSpace(data, pos)
+	switch {
+	case pos >= len(data):
+		return pos, false, syntaxErr(data, pos, "")
+	case data[pos] == ',':
+		return skipSpace(data, pos+1), false, nil
+	case data[pos] == closer:
+		return pos + 1, true, nil
+	default:
+		return pos, false, syntaxErr(data, pos, context)
 	}
 }
 
@@ -374,46 +399,23 @@ func (it *Members) Next() bool {
 	if it.done {
 		return false
 	}
-	data, pos := it.data, it.pos
-	if pos >= len(data) || data[pos] != '"' {
-		it.fail(syntaxErr(data, pos, "looking for beginning of object key string"))
-		return false
-	}
-	keyEnd, escaped, err := skipString(data, pos)
+	keyEnd, valStart, escaped, pos, err := scanMember(it.data, it.pos, 1)
 	if err != nil {
 		it.fail(err)
 		return false
 	}
-	key := data[pos+1 : keyEnd-1]
-	pos = skipSpace(data, keyEnd)
-	if pos >= len(data) || data[pos] != ':' {
-		it.fail(syntaxErr(data, pos, "after object key"))
-		return false
-	}
-	pos = skipSpace(data, pos+1)
-	start := pos
-	if pos, err = skipValue(data, pos, 1); err != nil {
+	it.cur = Member{Key: it.data[it.pos+1 : keyEnd], KeyEscaped: escaped, Value: it.data[valStart:pos]}
+	pos, closed, err := afterElement(it.data, pos, '}', "after object key:value pair")
+	switch {
+	case err != nil:
 		it.fail(err)
 		return false
-	}
-	it.cur = Member{Key: key, KeyEscaped: escaped, Value: data[start:pos]}
-	pos = skipSpace(data, pos)
-	switch {
-	case pos >= len(data):
-		it.fail(syntaxErr(data, pos, ""))
-		return false
-	case data[pos] == ',':
-		it.pos = skipSpace(data, pos+1)
-	case data[pos] == '}':
-		it.pos = pos + 1
+	case closed:
+		it.pos = pos
 		it.finish()
-		if it.err != nil {
-			return false
-		}
-	default:
-		it.fail(syntaxErr(data, pos, "after object key:value pair"))
-		return false
+		return it.err == nil
 	}
+	it.pos = pos
 	return true
 }
 

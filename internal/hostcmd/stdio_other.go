@@ -1,5 +1,0 @@
-//go:build !linux
-
-package hostcmd
-
-func preparePipe(fd int) bool { return false }
