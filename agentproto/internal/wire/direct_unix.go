@@ -8,11 +8,12 @@ import "syscall"
 // write method is bound once, so that a write allocates nothing; a Queue
 // uses it for one write at a time.
 type directWriter struct {
-	rc    syscall.RawConn
-	write func(fd uintptr) bool
-	b     []byte
-	n     int
-	err   error
+	rc        syscall.RawConn
+	write     func(fd uintptr) bool // as far as the peer takes without waiting
+	waitWrite func(fd uintptr) bool // everything, waiting for room
+	b         []byte
+	n         int
+	err       error
 }
 
 // newDirectWriter returns a directWriter for rc, or nil when rc is in
@@ -27,15 +28,27 @@ func newDirectWriter(rc syscall.RawConn) *directWriter {
 		return nil
 	}
 	d := &directWriter{rc: rc}
-	d.write = d.writeFD
+	d.write = func(fd uintptr) bool { d.writeFD(fd); return true }
+	d.waitWrite = d.writeFD
 	return d
 }
 
 // tryWrite writes b as far as the connection takes it without waiting,
 // and returns how much it wrote.
 func (d *directWriter) tryWrite(b []byte) (int, error) {
+	return d.run(b, d.write)
+}
+
+// writeAll writes all of b; the connection's poller parks the goroutine
+// while the peer's buffer is full.
+func (d *directWriter) writeAll(b []byte) error {
+	_, err := d.run(b, d.waitWrite)
+	return err
+}
+
+func (d *directWriter) run(b []byte, f func(fd uintptr) bool) (int, error) {
 	d.b, d.n, d.err = b, 0, nil
-	err := d.rc.Write(d.write)
+	err := d.rc.Write(f)
 	n, werr := d.n, d.err
 	d.b, d.err = nil, nil
 	if err != nil {
@@ -44,6 +57,8 @@ func (d *directWriter) tryWrite(b []byte) (int, error) {
 	return n, werr
 }
 
+// writeFD writes d.b from d.n on; it returns false when the peer's buffer
+// is full (RawConn.Write then waits for room and calls it again).
 func (d *directWriter) writeFD(fd uintptr) bool {
 	for d.n < len(d.b) {
 		m, err := syscall.Write(int(fd), d.b[d.n:])
@@ -53,7 +68,7 @@ func (d *directWriter) writeFD(fd uintptr) bool {
 		switch {
 		case err == syscall.EINTR:
 		case err == syscall.EAGAIN:
-			return true // full: Run waits for room
+			return false
 		case err != nil:
 			d.err = err
 			return true

@@ -69,14 +69,18 @@ type Queue struct {
 	rels      []*Buffer // to release once segs are written
 	spareRels []*Buffer
 	ownOff    int // start of the open region of own
-	queued    int // bytes in segs and own[ownOff:]
-	closed    bool
-	err       error
-	writing   bool          // a batch is being written, by Run or by Send
-	parked    bool          // Run waits for signal
-	spare     []byte        // the other own buffer, free while not writing
-	signal    chan struct{} // wakes Run; capacity 1
-	drained   chan struct{} // made by Drained while busy; closed when the queue empties
+	// partial is the unwritten rest of a direct write, which ends inside
+	// a frame: it goes out before anything else, as raw bytes, since it
+	// does not start at a frame boundary.
+	partial []byte
+	queued  int // bytes in partial, segs and own[ownOff:]
+	closed  bool
+	err     error
+	writing bool          // a batch is being written, by Run or by Send
+	parked  bool          // Run waits for signal
+	spare   []byte        // the other own buffer, free while not writing
+	signal  chan struct{} // wakes Run; capacity 1
+	drained chan struct{} // made by Drained while busy; closed when the queue empties
 }
 
 // NewQueue returns a Queue writing to w, which also sets the largest frame
@@ -150,7 +154,7 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 	}
 	q.own = append(q.own, tail...)
 	q.queued += n + 4
-	if direct && !q.writing && len(q.segs) == 0 {
+	if direct && !q.writing && len(q.segs) == 0 && q.partial == nil {
 		q.writeDirect() // unlocks
 	} else {
 		q.wakeRun()
@@ -202,10 +206,8 @@ func (q *Queue) writeDirect() {
 	case q.closed:
 		// Closed meanwhile: the rest is dropped like everything queued.
 	case n < len(batch):
-		// The rest goes first: before anything queued meanwhile.
-		q.segs = append(q.segs, nil)
-		copy(q.segs[1:], q.segs)
-		q.segs[0] = batch[n:]
+		// The rest goes first, before anything queued meanwhile.
+		q.partial = batch[n:]
 		q.queued += len(batch) - n
 	case cap(batch) <= maxRetained && q.spare == nil:
 		q.spare = batch[:0]
@@ -274,6 +276,12 @@ func (q *Queue) Run() error {
 			q.mu.Unlock()
 			return err
 		}
+		if q.partial != nil {
+			if err := q.writePartial(); err != nil {
+				return err
+			}
+			continue
+		}
 		batch = append(batch[:0], q.segs...)
 		if q.ownOff < len(q.own) {
 			batch = append(batch, q.own[q.ownOff:])
@@ -311,6 +319,28 @@ func (q *Queue) Run() error {
 	}
 }
 
+// writePartial writes q.partial, waiting for the peer as needed. q.mu is
+// held on entry and released on return.
+func (q *Queue) writePartial() error {
+	rest := q.partial
+	q.partial = nil
+	q.queued -= len(rest)
+	q.writing = true
+	q.mu.Unlock()
+
+	err := q.direct.writeAll(rest)
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.writing = false
+	if err != nil && !q.closed {
+		q.closed, q.err = true, err
+		q.dropQueued()
+		return err
+	}
+	return nil
+}
+
 // maxRetained bounds the copy buffer kept between batches.
 const maxRetained = 1 << 20
 
@@ -337,7 +367,7 @@ func (q *Queue) dropQueued() {
 	for _, r := range q.rels {
 		r.Release()
 	}
-	q.segs, q.own, q.rels = nil, nil, nil
+	q.segs, q.own, q.rels, q.partial = nil, nil, nil, nil
 	q.ownOff, q.queued = 0, 0
 	q.notifyDrained()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
@@ -419,4 +420,33 @@ func TestBufferReferences(t *testing.T) {
 		assert.GreaterOrEqual(t, cap(big.B), 4<<20, "a large pooled buffer that fits")
 	} // else nothing is allocated ahead for a large frame
 	assert.True(t, big.Pooled())
+}
+
+// A frame larger than the socket's buffer is only partly written by Send;
+// Run writes the rest as raw bytes (it does not start at a frame boundary)
+// before anything queued after it.
+func TestQueueDirectWriteEndingInsideAFrame(t *testing.T) {
+	a, b := socketPair(t)
+	rc, err := a.SyscallConn()
+	require.NoError(t, err)
+	w := &countingWriter{Writer: nativemsg.NewWriter(a, &nativemsg.WriterOptions{MaxFrameSize: 1 << 30})}
+	q := NewQueue(w, QueueOptions{Direct: rc, CopyAll: true})
+	stop := runQueue(q)
+
+	big := fmt.Sprintf(`{"pad":%q}`, strings.Repeat("b", 4<<20)) // far over a Unix socket's buffer
+	want := []string{big, `{"n":1}`, `{"n":2}`}
+	require.NoError(t, q.Send(nil, []byte(want[0]), nil, nil, nil))
+	require.NoError(t, q.Send(nil, []byte(want[1]), nil, nil, nil))
+	require.NoError(t, q.Push(nil, []byte(want[2]), nil, nil, nil))
+
+	require.NoError(t, b.SetReadDeadline(time.Now().Add(time.Minute)))
+	rd := nativemsg.NewReader(b, &nativemsg.ReaderOptions{MaxFrameSize: 1 << 30})
+	for _, f := range want {
+		body, err := rd.ReadMessage(nil)
+		require.NoError(t, err)
+		require.Equal(t, len(f), len(body))
+		require.Equal(t, f, string(body))
+	}
+	<-q.Drained()
+	assert.NoError(t, stop())
 }
