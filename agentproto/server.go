@@ -443,6 +443,12 @@ func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 	call := s.newCall(r)
 	call.conn = c
 	call.reqBuf = buf
+	// The timer runs from admit on: the call may be answered, and its
+	// reply release buf, before the extension has even seen the call.
+	// This reference keeps the payload (and type) valid until Forward
+	// has returned.
+	buf.Retain()
+	defer buf.Release()
 	if refusal := c.admit(call); refusal != nil {
 		c.pushError(r.id, refusal.Message, buf)
 		return

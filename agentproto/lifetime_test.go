@@ -1,0 +1,105 @@
+package agentproto_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/nativemsg"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests hunt frame buffers released while still in use. TestMain
+// turns on wire's debug checks: a released buffer is overwritten with
+// garbage at once and retaining it panics, so a buffer given back too
+// early shows in the bytes compared, or as a crash.
+
+// A request whose timeout is over before the host has forwarded it: the
+// timeout's reply releases the request's frame while the host is still
+// reading its payload to write it to the extension.
+func TestTimeoutRacingForward(t *testing.T) {
+	b := newBridge(t, nil)
+	a := dialRaw(t, b)
+	const n = 1000
+	type reply struct {
+		ID     int
+		Result json.RawMessage
+		Error  string
+	}
+	replies := make(chan reply, n)
+	go func() {
+		for range n {
+			body, err := a.conn.ReadMessage(nil)
+			if err != nil {
+				break
+			}
+			var r reply
+			json.Unmarshal(body, &r)
+			replies <- r
+		}
+		close(replies)
+	}()
+	payload := func(i int) string {
+		return fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat("p", (i*997)%(40<<10)))
+	}
+	for i := range n {
+		// 1e-6 ms: a timer of one nanosecond, over before the request
+		// reaches the host.
+		require.NoError(t, a.conn.WriteMessage(fmt.Appendf(nil,
+			`{"id":%d,"type":"browser.click","payload":%s,"timeoutMs":1e-6}`, i, payload(i))))
+	}
+	got := 0
+	for r := range replies {
+		got++
+		if r.Error != "" {
+			assert.Equal(t, "Bridge request timed out: browser.click", r.Error)
+			continue
+		}
+		assert.Equal(t, payload(r.ID), string(r.Result), "request %d", r.ID)
+	}
+	assert.Equal(t, n, got)
+}
+
+// An ExtensionFunc still reading its payload after the request timed out.
+func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
+	const n = 50
+	answered := make(chan struct{}, n)
+	var damaged atomic.Int32
+	srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done() // timed out
+			<-answered   // and the agent has the timeout's answer
+			var p struct{ Pad string }
+			if err := json.Unmarshal(payload, &p); err != nil || strings.Trim(p.Pad, "q") != "" {
+				damaged.Add(1)
+			}
+			return nil, ctx.Err()
+		})})
+	l := agentprototest.NewListener()
+	var wg sync.WaitGroup
+	wg.Go(func() { srv.Serve(l) })
+	defer func() { srv.Close(); wg.Wait() }()
+	nc, err := l.Dial(t.Context())
+	require.NoError(t, err)
+	defer nc.Close()
+	a := &rawAgent{conn: nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{ReadLimit: 1 << 26, WriteLimit: 1 << 26})}
+	go func() {
+		for i := range n {
+			a.conn.WriteMessage(fmt.Appendf(nil, `{"id":%d,"type":"browser.click","payload":{"pad":%q},"timeoutMs":1}`,
+				i, strings.Repeat("q", 100+i*1000)))
+		}
+	}()
+	for range n {
+		assert.Contains(t, a.recv(t), `"error":"Bridge request timed out: browser.click"`)
+		answered <- struct{}{}
+	}
+	srv.Close() // waits for the functions
+	assert.Zero(t, damaged.Load(), "payloads overwritten while the functions read them")
+}
