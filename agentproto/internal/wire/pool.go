@@ -110,10 +110,7 @@ func (b *Buffer) Release() {
 	// That was the last reference: extra is -1, and nothing else holds b.
 	b.extra.Store(0)
 	if debug.Load() && b.class != 0 {
-		full := b.B[:cap(b.B)]
-		for i := range full {
-			full[i] = garbage
-		}
+		fill(b.B[:cap(b.B)], garbage)
 		b.free.Store(true)
 	}
 	switch {
@@ -144,4 +141,16 @@ func ReadFrame(r *nativemsg.Reader) ([]byte, *Buffer, error) {
 	// pooled buffer could hold, in new memory that buf takes over.
 	buf.B = frame
 	return frame, buf, nil
+}
+
+// fill sets every byte of b to c, with copies (cheap under the race
+// detector, which checks a copy once and a loop byte by byte).
+func fill(b []byte, c byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = c
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
