@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -146,4 +148,33 @@ func readFull(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error)
 		}
 	}
 	return n, nil
+}
+
+// Server.Close abandons HTTP requests in flight as it does socket ones: an
+// ExtensionFunc waiting on its context is released at once, and Close
+// does not sit out the request's timeout.
+func TestCloseAbandonsHTTPRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		entered := make(chan struct{})
+		srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+			Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+				close(entered)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})})
+		h := srv.HTTPHandler(nil)
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/v1/tasks", nil))
+		}()
+		<-entered
+		start := time.Now()
+		require.NoError(t, srv.Close())
+		assert.Zero(t, time.Since(start), "Close waited for the request's timeout")
+		<-served
+		assert.Equal(t, http.StatusInternalServerError, rec.Code)
+		assert.JSONEq(t, `{"error":"Bridge is shutting down"}`, rec.Body.String())
+	})
 }
