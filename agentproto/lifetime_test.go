@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,4 +105,51 @@ func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
 	}
 	srv.Close() // waits for the functions
 	assert.Zero(t, damaged.Load(), "payloads overwritten while the functions read them")
+}
+
+// A client that half-closes right after its response, as the reference
+// agent-client does: the server ends that connection cleanly (whole frames,
+// then end of stream), and events to it, written or dropped, hurt nobody.
+func TestHalfClosedClient(t *testing.T) {
+	b := newBridge(t, nil)
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- b.Server.Serve(l) }()
+	defer func() { b.Server.Close(); <-served }()
+
+	other, err := agentproto.Dial(t.Context(), path, nil)
+	require.NoError(t, err)
+	defer other.Close()
+	sub := other.Subscribe(nil)
+	_, err = other.Health(t.Context())
+	require.NoError(t, err)
+
+	nc, err := net.Dial("unix", path)
+	require.NoError(t, err)
+	defer nc.Close()
+	half := nativemsg.NewConn(nc, nc, nil, &nativemsg.ConnOptions{ReadLimit: 1 << 26})
+	require.NoError(t, half.WriteMessage([]byte(`{"id":1,"type":"bridge.health"}`)))
+	reply, err := half.ReadMessage(nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(reply), `"id":1,"result":{"ok":true`)
+	require.NoError(t, nc.(*net.UnixConn).CloseWrite())
+
+	for i := range 20 {
+		event := fmt.Sprintf(`{"kind":"task:update","task":{"id":"t%d","pad":%q}}`, i, strings.Repeat("p", i*4000))
+		require.NoError(t, b.Extension.Emit(json.RawMessage(event)))
+		e := <-sub.Events()
+		assert.JSONEq(t, event, string(e.Raw), "the others get every event")
+	}
+	for {
+		_, err := half.ReadMessage(nil)
+		if err != nil {
+			assert.ErrorIs(t, err, io.EOF, "the server ends the connection between frames")
+			break
+		}
+	}
+	h, err := other.Health(t.Context())
+	require.NoError(t, err)
+	assert.True(t, h.ExtensionOnline())
 }
