@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -152,4 +153,39 @@ func TestHalfClosedClient(t *testing.T) {
 	h, err := other.Health(t.Context())
 	require.NoError(t, err)
 	assert.True(t, h.ExtensionOnline())
+}
+
+// While Shutdown drains, new requests are refused with MsgShuttingDown on
+// open connections, the one in flight is answered, and Serve then
+// returns ErrServerClosed.
+func TestShutdownRefusesNewRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newSyncBridge(t)
+		l := agentprototest.NewListener()
+		served := make(chan error, 1)
+		go func() { served <- b.Server.Serve(l) }()
+		nc, err := l.Dial(t.Context())
+		require.NoError(t, err)
+		c := agentproto.NewClient(nc, nil)
+		defer c.Close()
+		pending := make(chan error, 1)
+		go func() { pending <- c.Call(t.Context(), agentproto.TypeSnapshot, nil, nil) }()
+		req := <-b.Extension.Requests()
+
+		shut := make(chan error, 1)
+		go func() { shut <- b.Server.Shutdown(t.Context()) }()
+		synctest.Wait()
+		assert.ErrorIs(t, <-served, agentproto.ErrServerClosed, "Serve returns at once")
+		err = c.Call(t.Context(), agentproto.TypeClick, nil, nil)
+		assert.Equal(t, &agentproto.RemoteError{Message: "Bridge is shutting down"}, err)
+		select {
+		case <-shut:
+			t.Fatal("Shutdown returned with a request in flight")
+		default:
+		}
+		require.NoError(t, req.Reply(json.RawMessage(`{}`)))
+		assert.NoError(t, <-pending)
+		assert.NoError(t, <-shut)
+		assert.ErrorIs(t, c.Call(t.Context(), agentproto.TypeHealth, nil, nil), agentproto.ErrClosed, "connections closed after the drain")
+	})
 }
