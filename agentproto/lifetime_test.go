@@ -8,7 +8,6 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -86,13 +85,7 @@ func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
 			}
 			return nil, ctx.Err()
 		})})
-	l := agentprototest.NewListener()
-	var wg sync.WaitGroup
-	wg.Go(func() { srv.Serve(l) })
-	defer func() { srv.Close(); wg.Wait() }()
-	nc, err := l.Dial(t.Context())
-	require.NoError(t, err)
-	defer nc.Close()
+	nc := serveInMemory(t, srv)
 	a := &rawAgent{conn: nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{ReadLimit: 1 << 26, WriteLimit: 1 << 26})}
 	go func() {
 		for i := range n {
