@@ -38,7 +38,8 @@ type EventSource interface {
 // runs it in a goroutine of its own per request (so it suits tests and
 // light use, not the hot path of a busy bridge), with a context canceled
 // when the request times out, its client goes away or the server closes;
-// Server.Close waits for it to return. It is always online.
+// Server.Close waits for it to return. The payload stays valid until it
+// returns, even after a timeout. It is always online.
 type ExtensionFunc func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error)
 
 // Online reports true.
@@ -160,10 +161,19 @@ func (c *Call) startTimer() {
 
 func (c *Call) expire() { c.complete(nil, TimeoutError(c.Type), true, nil) }
 
-// goFunc runs fn(ctx) in a goroutine the server waits for on Close.
+// goFunc runs fn(ctx) in a goroutine the server waits for on Close. The
+// request's frame is kept until fn returns, so that the payload fn reads
+// stays valid after a timeout has answered c.
 func (c *Call) goFunc(fn func(ctx context.Context)) {
 	ctx := c.Context()
-	if !c.srv.fnWG.tryGo(func() { fn(ctx) }) {
+	if c.reqBuf != nil {
+		c.reqBuf.Retain()
+	}
+	if !c.srv.fnWG.tryGo(func() {
+		defer c.reqBuf.Release()
+		fn(ctx)
+	}) {
+		c.reqBuf.Release()
 		c.Fail(errShuttingDown)
 	}
 }

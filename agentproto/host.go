@@ -118,6 +118,12 @@ func (h *Host) Forward(c *Call) {
 		typeLit = wire.AppendString(nil, c.Type)
 	}
 	h.mu.Lock()
+	if c.done.Load() {
+		// Answered already (timed out): forget has run or finds nothing,
+		// so it must not be made pending, nor sent.
+		h.mu.Unlock()
+		return
+	}
 	if h.ended || !h.online.Load() {
 		ended := h.ended
 		h.mu.Unlock()

@@ -429,7 +429,14 @@ func (s *Server) call(ctx context.Context, typ string, payload []byte, timeout t
 	call := s.newCall(&r)
 	sink := make(chan callResult, 1)
 	call.sink = sink
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, errShuttingDown
+	}
+	s.calls[call] = struct{}{} // for Close to abandon
 	s.inFlight.Add(1)
+	s.mu.Unlock()
 	call.startTimer()
 	s.forward(call)
 	select {

@@ -3,10 +3,13 @@ package agentproto_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -146,4 +149,73 @@ func readFull(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error)
 		}
 	}
 	return n, nil
+}
+
+// Server.Close abandons HTTP requests in flight as it does socket ones: an
+// ExtensionFunc waiting on its context is released at once, and Close
+// does not sit out the request's timeout.
+func TestCloseAbandonsHTTPRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		entered := make(chan struct{})
+		srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+			Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+				close(entered)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})})
+		h := srv.HTTPHandler(nil)
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/v1/tasks", nil))
+		}()
+		<-entered
+		start := time.Now()
+		require.NoError(t, srv.Close())
+		assert.Zero(t, time.Since(start), "Close waited for the request's timeout")
+		<-served
+		assert.Equal(t, http.StatusInternalServerError, rec.Code)
+		assert.JSONEq(t, `{"error":"Bridge is shutting down"}`, rec.Body.String())
+	})
+}
+
+// chunkWriter is an http.ResponseWriter that hands each write over a
+// channel, for event streams inside synctest bubbles.
+type chunkWriter struct {
+	header http.Header
+	chunks chan string
+}
+
+func (w *chunkWriter) Header() http.Header { return w.header }
+func (w *chunkWriter) WriteHeader(int)     {}
+func (w *chunkWriter) Flush()              {}
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.chunks <- string(p)
+	return len(p), nil
+}
+
+func TestHTTPEventStreamHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{NoHello: true}})
+		defer b.Close()
+		h := b.Server.HTTPHandler(nil)
+		w := &chunkWriter{header: http.Header{}, chunks: make(chan string)}
+		ctx, cancel := context.WithCancel(t.Context())
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, "GET", "http://127.0.0.1/v1/tasks/t1/events", nil))
+		}()
+		start := time.Now()
+		assert.Equal(t, ": connected\n\n", <-w.chunks)
+		assert.Equal(t, "event: bridge.status\ndata: {\"bridge\":\"online\",\"extension\":\"offline\"}\n\n", <-w.chunks)
+		for i := 1; i <= 2; i++ {
+			got := <-w.chunks
+			assert.Equal(t, time.Duration(i)*15*time.Second, time.Since(start), "a heartbeat every 15 s")
+			assert.Equal(t, fmt.Sprintf("event: heartbeat\ndata: {\"ts\":%d}\n\n", time.Now().UnixMilli()), got)
+		}
+		cancel()
+		<-served
+	})
 }

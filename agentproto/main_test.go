@@ -3,7 +3,13 @@ package agentproto_test
 import (
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Released frame buffers are overwritten with garbage, and misuse of
+	// one panics: a buffer reused too early shows in the bytes compared.
+	wire.SetDebug(true)
+	goleak.VerifyTestMain(m)
+}

@@ -113,6 +113,7 @@ type Server struct {
 	mu          sync.Mutex
 	listeners   map[*net.Listener]struct{}
 	conns       map[*serverConn]struct{}
+	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
 	closing     bool        // Shutdown or Close called
 	closingFlag atomic.Bool // closing, for lock-free reads
@@ -135,6 +136,7 @@ func NewServer(opts ServerOptions) *Server {
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
 		listeners: map[*net.Listener]struct{}{},
 		conns:     map[*serverConn]struct{}{},
+		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
 	}
 	if s.log == nil {
@@ -306,9 +308,16 @@ func (s *Server) Close() error {
 	for sub := range s.subs {
 		subs = append(subs, sub)
 	}
+	calls := make([]*Call, 0, len(s.calls))
+	for call := range s.calls {
+		calls = append(calls, call)
+	}
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.close()
+	}
+	for _, call := range calls {
+		call.complete(nil, errShuttingDown, true, nil)
 	}
 	for _, sub := range subs {
 		sub.close()
@@ -443,6 +452,12 @@ func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 	call := s.newCall(r)
 	call.conn = c
 	call.reqBuf = buf
+	// The timer runs from admit on: the call may be answered, and its
+	// reply release buf, before the extension has even seen the call.
+	// This reference keeps the payload (and type) valid until Forward
+	// has returned.
+	buf.Retain()
+	defer buf.Release()
 	if refusal := c.admit(call); refusal != nil {
 		c.pushError(r.id, refusal.Message, buf)
 		return
@@ -494,6 +509,9 @@ func (s *Server) finish(call *Call, result []byte, err error, resultBuf *wire.Bu
 			c.pushResult(call.id, result, call.reqBuf, resultBuf)
 		}
 	} else if call.sink != nil {
+		s.mu.Lock()
+		delete(s.calls, call)
+		s.mu.Unlock()
 		if resultBuf != nil {
 			result = bytes.Clone(result)
 			resultBuf.Release()

@@ -695,13 +695,7 @@ func TestExtensionFunc(t *testing.T) {
 			}
 			return json.RawMessage(`{"type":"` + typ + `"}`), nil
 		})})
-	l := agentprototest.NewListener()
-	var wg sync.WaitGroup
-	wg.Go(func() { srv.Serve(l) })
-	defer func() { srv.Close(); wg.Wait() }()
-	nc, err := l.Dial(t.Context())
-	require.NoError(t, err)
-	c := agentproto.NewClient(nc, nil)
+	c := agentproto.NewClient(serveInMemory(t, srv), nil)
 	defer c.Close()
 	var res struct{ Type string }
 	require.NoError(t, c.Call(t.Context(), agentproto.TypeClick, nil, &res))
@@ -711,6 +705,20 @@ func TestExtensionFunc(t *testing.T) {
 	assert.ErrorIs(t, c.Call(ctx, agentproto.TypeTasksWait, nil, nil), agentproto.ErrTimeout)
 }
 
+// serveInMemory serves srv on an in-memory listener until the test ends,
+// and returns a connection to it.
+func serveInMemory(t *testing.T, srv *agentproto.Server) net.Conn {
+	t.Helper()
+	l := agentprototest.NewListener()
+	var wg sync.WaitGroup
+	wg.Go(func() { srv.Serve(l) })
+	t.Cleanup(func() { srv.Close(); wg.Wait() })
+	nc, err := l.Dial(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
 func TestMaxConnections(t *testing.T) {
 	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{MaxConnections: 1}})
 	first := dialRaw(t, b)
@@ -718,5 +726,3 @@ func TestMaxConnections(t *testing.T) {
 	second := dialRaw(t, b)
 	assert.Equal(t, `{"error":"Too many connections to the bridge; the limit is 1"}`, second.recv(t))
 }
-
-var _ net.Conn

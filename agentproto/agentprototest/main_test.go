@@ -10,13 +10,19 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Released frame buffers are overwritten with garbage, and misuse of
+	// one panics: a buffer reused too early shows in the bytes compared.
+	wire.SetDebug(true)
+	goleak.VerifyTestMain(m)
+}
 
 func TestBridgeEcho(t *testing.T) {
 	b := agentprototest.NewBridge(nil)

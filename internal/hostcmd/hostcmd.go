@@ -238,11 +238,14 @@ func serve(ctx context.Context, origin string, env Env) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	// The agent server first: it flushes the failures to agents, removes
+	// the socket, and ends the HTTP API's event streams, which the HTTP
+	// server's Shutdown would otherwise wait for until the grace ran out.
+	srv.Shutdown(shutCtx)
 	if httpSrv != nil {
 		httpSrv.Shutdown(shutCtx)
 		httpSrv.Close()
 	}
-	srv.Shutdown(shutCtx) // flushes the failures to agents, removes the socket
 	wg.Wait()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr

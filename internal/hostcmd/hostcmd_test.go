@@ -1,15 +1,19 @@
 package hostcmd_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -209,4 +213,72 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, 2, hostcmd.Run(t.Context(), args, env), "args %q", args)
 		assert.NotEmpty(t, stderr.String())
 	}
+}
+
+// freePort returns a loopback TCP port nobody listens on (for a moment).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// An open event stream on the HTTP API must not hold the host up when the
+// browser closes the link: the agent server's shutdown ends the streams,
+// and the host returns at once rather than after its grace period.
+func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
+	dir, err := os.MkdirTemp("", "woh")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	socket := filepath.Join(dir, "bridge.sock")
+	port := freePort(t)
+	vars := map[string]string{
+		"WEBOPERATOR_API_TOKEN":    "test-token",
+		"WEBOPERATOR_AGENT_SOCKET": socket,
+		"WEBOPERATOR_BRIDGE_PORT":  strconv.Itoa(port),
+	}
+	hostEnd, browserEnd, err := nativemsg.OSPipe()
+	require.NoError(t, err)
+	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
+	defer ext.Close()
+	var stderr bytes.Buffer
+	env := hostcmd.Env{
+		Getenv:        func(k string) string { return vars[k] },
+		Stdout:        io.Discard,
+		Stderr:        &stderr,
+		Executable:    os.Executable,
+		OpenLink:      func() (*nativemsg.Conn, error) { return hostEnd, nil },
+		ShutdownGrace: time.Minute,
+	}
+	code := make(chan int, 1)
+	go func() {
+		code <- hostcmd.Run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, env)
+	}()
+
+	var resp *http.Response
+	require.Eventually(t, func() bool {
+		req, err := http.NewRequestWithContext(t.Context(), "GET", fmt.Sprintf("http://127.0.0.1:%d/v1/tasks/t1/events", port), nil)
+		if err != nil {
+			return false
+		}
+		req.Header.Set("Authorization", "Bearer test-token")
+		resp, err = http.DefaultClient.Do(req)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, ": connected\n", line)
+
+	ext.Vanish() // the browser closes the link
+	select {
+	case c := <-code:
+		assert.Zero(t, c, "stderr: %s", &stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host waited for the event stream instead of exiting")
+	}
+	_, err = os.Lstat(socket)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "socket removed at exit: %v", err)
 }

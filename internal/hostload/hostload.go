@@ -155,8 +155,27 @@ type host struct {
 	ext    *agentprototest.Extension
 	socket string
 	dir    string
-	stderr bytes.Buffer
+	stderr lockedBuffer // written by exec's copying goroutine while the host runs
 	done   chan error
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while another goroutine
+// writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startHost(bin string, handler agentprototest.Handler) (*host, error) {

@@ -94,3 +94,12 @@ func TestPayloadSizes(t *testing.T) {
 	assert.Len(t, hostload.Payload(64<<10), 64<<10)
 	assert.InDelta(t, 16<<20, len(hostload.ScreenshotResult(16<<20)), 64)
 }
+
+// A run cancelled while a host starts reports the cancellation with the
+// host's log, read while the host may still be writing it.
+func TestRunCancelledWhileTheHostStarts(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := hostload.Run(ctx, hostBinary, []hostload.Scenario{{Name: "x", Agents: 1, PayloadSize: 10, Requests: 1, Duration: time.Second}})
+	assert.ErrorIs(t, err, context.Canceled)
+}

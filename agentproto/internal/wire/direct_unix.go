@@ -9,8 +9,9 @@ import "syscall"
 // uses it for one write at a time.
 type directWriter struct {
 	rc        syscall.RawConn
-	write     func(fd uintptr) bool // as far as the peer takes without waiting
-	waitWrite func(fd uintptr) bool // everything, waiting for room
+	sysWrite  func(fd int, b []byte) (int, error) // syscall.Write; a stand-in in tests
+	write     func(fd uintptr) bool               // as far as the peer takes without waiting
+	waitWrite func(fd uintptr) bool               // everything, waiting for room
 	b         []byte
 	n         int
 	err       error
@@ -27,7 +28,13 @@ func newDirectWriter(rc syscall.RawConn) *directWriter {
 	if !nonblocking {
 		return nil
 	}
-	d := &directWriter{rc: rc}
+	return bindDirectWriter(rc, syscall.Write)
+}
+
+// bindDirectWriter returns a directWriter writing to rc's descriptor with
+// sysWrite.
+func bindDirectWriter(rc syscall.RawConn, sysWrite func(fd int, b []byte) (int, error)) *directWriter {
+	d := &directWriter{rc: rc, sysWrite: sysWrite}
 	d.write = func(fd uintptr) bool { d.writeFD(fd); return true }
 	d.waitWrite = d.writeFD
 	return d
@@ -61,7 +68,7 @@ func (d *directWriter) run(b []byte, f func(fd uintptr) bool) (int, error) {
 // is full (RawConn.Write then waits for room and calls it again).
 func (d *directWriter) writeFD(fd uintptr) bool {
 	for d.n < len(d.b) {
-		m, err := syscall.Write(int(fd), d.b[d.n:])
+		m, err := d.sysWrite(int(fd), d.b[d.n:])
 		if m > 0 {
 			d.n += m
 		}

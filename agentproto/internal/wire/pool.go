@@ -37,7 +37,22 @@ type Buffer struct {
 	B     []byte
 	class int8         // pool index + 1; bigClass; 0 for memory of its own
 	extra atomic.Int32 // references beyond the first
+	free  atomic.Bool  // in its pool (kept only with SetDebug)
 }
+
+// debug makes the pool check buffer lifetimes (SetDebug).
+var debug atomic.Bool
+
+// SetDebug turns lifetime checks on or off, for tests: once on, a
+// released pooled buffer is overwritten with garbage before it goes back
+// to its pool (so that a holder still reading it sees the damage, and the
+// race detector sees the write), and retaining or releasing a buffer that
+// is in its pool panics.
+func SetDebug(on bool) { debug.Store(on) }
+
+// garbage is what SetDebug fills released buffers with: not JSON, and
+// not a plausible frame header either.
+const garbage = 0xEE
 
 // GetBuffer returns a buffer with capacity for n bytes or, when n is
 // beyond the pooled sizes and bigPool has none large enough, an empty one
@@ -46,6 +61,7 @@ func GetBuffer(n int) *Buffer {
 	if n > 1<<maxPooledShift {
 		if b, ok := bigPool.Get().(*Buffer); ok {
 			if c := cap(b.B); c >= n && c/bigSlack <= n {
+				b.taken()
 				return b
 			}
 			bigPool.Put(b)
@@ -55,6 +71,7 @@ func GetBuffer(n int) *Buffer {
 	shift := max(bits.Len(uint(max(n, 1)-1)), minPooledShift)
 	class := shift - minPooledShift
 	if b, ok := pools[class].Get().(*Buffer); ok {
+		b.taken()
 		return b
 	}
 	return &Buffer{B: make([]byte, 0, 1<<shift), class: int8(class + 1)}
@@ -65,15 +82,37 @@ func GetBuffer(n int) *Buffer {
 func (b *Buffer) Pooled() bool { return b.class != 0 }
 
 // Retain adds a reference to b, for one more holder that will Release it.
-func (b *Buffer) Retain() { b.extra.Add(1) }
+func (b *Buffer) Retain() {
+	if debug.Load() && b.free.Load() {
+		panic("wire: Retain of a released buffer")
+	}
+	b.extra.Add(1)
+}
+
+// taken marks a buffer just taken from its pool.
+func (b *Buffer) taken() {
+	if debug.Load() {
+		b.free.Store(false)
+	}
+}
 
 // Release drops a reference to b; the last returns it to its pool.
 func (b *Buffer) Release() {
-	if b == nil || b.extra.Add(-1) >= 0 {
+	if b == nil {
+		return
+	}
+	if debug.Load() && b.free.Load() {
+		panic("wire: Release of a released buffer")
+	}
+	if b.extra.Add(-1) >= 0 {
 		return
 	}
 	// That was the last reference: extra is -1, and nothing else holds b.
 	b.extra.Store(0)
+	if debug.Load() && b.class != 0 {
+		fill(b.B[:cap(b.B)], garbage)
+		b.free.Store(true)
+	}
 	switch {
 	case b.class == bigClass && cap(b.B) > 1<<maxPooledShift:
 		b.B = b.B[:0]
@@ -102,4 +141,16 @@ func ReadFrame(r *nativemsg.Reader) ([]byte, *Buffer, error) {
 	// pooled buffer could hold, in new memory that buf takes over.
 	buf.B = frame
 	return frame, buf, nil
+}
+
+// fill sets every byte of b to c, with copies (cheap under the race
+// detector, which checks a copy once and a loop byte by byte).
+func fill(b []byte, c byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = c
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }

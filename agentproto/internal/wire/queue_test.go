@@ -450,3 +450,25 @@ func TestQueueDirectWriteEndingInsideAFrame(t *testing.T) {
 	<-q.Drained()
 	assert.NoError(t, stop())
 }
+
+// With SetDebug (on for every test of this module's agentproto packages),
+// a released buffer is overwritten and misuse panics.
+func TestBufferDebugChecks(t *testing.T) {
+	require.True(t, debug.Load(), "TestMain turns the checks on")
+	b := GetBuffer(100)
+	b.B = append(b.B, `{"a":1}`...)
+	frame := b.B
+	b.Release()
+	assert.Equal(t, bytes.Repeat([]byte{garbage}, len(frame)), frame, "released memory is overwritten")
+	assert.PanicsWithValue(t, "wire: Release of a released buffer", b.Release)
+	assert.PanicsWithValue(t, "wire: Retain of a released buffer", b.Retain)
+
+	// Taken from the pool again, it is live. (sync.Pool may drop it: the
+	// race detector makes it drop some on purpose.)
+	for range 100 {
+		c := GetBuffer(100)
+		assert.NotPanics(t, c.Retain)
+		c.Release()
+		c.Release()
+	}
+}
