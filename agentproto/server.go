@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/internal/uuid"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -409,25 +408,13 @@ func (s *Server) publish(event json.RawMessage) {
 	}
 }
 
-// newID returns a random UUID (version 4), the form the reference host
-// gives requests that came without an id.
+// newID returns a quoted random UUID (version 4), the form the reference
+// host gives requests that came without an id.
 func newID() []byte {
-	var u [16]byte
-	rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	var b [38]byte
-	b[0], b[37] = '"', '"'
-	hex.Encode(b[1:9], u[0:4])
-	b[9] = '-'
-	hex.Encode(b[10:14], u[4:6])
-	b[14] = '-'
-	hex.Encode(b[15:19], u[6:8])
-	b[19] = '-'
-	hex.Encode(b[20:24], u[8:10])
-	b[24] = '-'
-	hex.Encode(b[25:37], u[10:16])
-	return b[:]
+	b := make([]byte, 0, uuid.Len+2)
+	b = append(b, '"')
+	b = uuid.Append(b)
+	return append(b, '"')
 }
 
 // dispatch handles one decoded request: auth, then health locally, then

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/agentbridge/agentbridge/internal/uuid"
 )
 
 // ApprovalRequest asks the user to approve a tool call.
@@ -67,11 +69,7 @@ func (h *Hub) RequestApproval(ctx context.Context, req ApprovalRequest) (Decisio
 // that connection's tool call and is neither re-sent nor kept past it.
 func (h *Hub) requestApproval(ctx context.Context, req ApprovalRequest, conn *extConn) (Decision, error) {
 	if req.ID == "" {
-		id, err := newID()
-		if err != nil {
-			return Rejected, err
-		}
-		req.ID = id
+		req.ID = uuid.New()
 	}
 	frame, err := json.Marshal(approvalRequestFrame{
 		Type: typeApprovalReq, RequestID: req.ID, ToolName: req.ToolName, ToolArgs: req.ToolArgs,

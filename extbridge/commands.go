@@ -3,9 +3,7 @@ package extbridge
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
+	"github.com/agentbridge/agentbridge/internal/uuid"
 )
 
 // The browser command actions of the protocol.
@@ -165,10 +164,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 			return nil, &TimeoutError{Action: cmd.Action, cause: context.DeadlineExceeded}
 		}
 	}
-	id, err := newID()
-	if err != nil {
-		return nil, err
-	}
+	id := uuid.New()
 	frame, err := encodeCommand(id, cmd, budget.Milliseconds())
 	if err != nil {
 		return nil, err
@@ -334,25 +330,4 @@ func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, erro
 	out = append(out, b[:len(b)-1]...)
 	out = append(out, extra.Bytes()...)
 	return append(out, '}'), nil
-}
-
-// newID returns a random (version 4) UUID.
-func newID() (string, error) {
-	var u [16]byte
-	if _, err := rand.Read(u[:]); err != nil {
-		return "", fmt.Errorf("extbridge: random id: %w", err)
-	}
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], u[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], u[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], u[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], u[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], u[10:])
-	return string(s[:]), nil
 }
