@@ -9,12 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentbridge/agentbridge/internal/extension"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
-
-// referenceExtensionID is the id of the project's reference extension,
-// fixed by the key in its manifest.
-const referenceExtensionID = "lllgkhehhfideabmfhnlkocagdfegbhf"
 
 // framesStep shows a frame's bytes, moves frames both ways through an
 // in-memory host/browser pair, and shows the 1 MiB limit refusing a frame.
@@ -82,7 +79,7 @@ func manifestStep(ctx context.Context, r *runner) (string, error) {
 		Description:    "WebOperator bridge (agentbridge demo)",
 		Path:           filepath.Join(r.dir, "bin", "weboperator-host"),
 		Type:           "stdio",
-		AllowedOrigins: []string{nativemsg.ExtensionOrigin(referenceExtensionID)},
+		AllowedOrigins: []string{nativemsg.ExtensionOrigin(extension.ID)},
 	}
 	if err := nativemsg.Install(m, loc); err != nil {
 		return "", err
@@ -95,5 +92,5 @@ func manifestStep(ctx context.Context, r *runner) (string, error) {
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		r.logf("  %s", line)
 	}
-	return "manifest for extension " + referenceExtensionID + " written for Chromium", nil
+	return "manifest for extension " + extension.ID + " written for Chromium", nil
 }
