@@ -97,7 +97,7 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	agent, err := dialBridge(wctx, socket, apiToken)
+	agent, err := browsertest.DialAgent(wctx, socket, apiToken)
 	if err != nil {
 		return "", fmt.Errorf("the native host never came online: %w", err)
 	}
@@ -110,32 +110,6 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	r.logf("the extension's service worker dialed the hub (Origin %s, version %s)", info.Origin, info.Version)
 	r.browser = &browserSession{chromium: b, agent: agent, hub: hub}
 	return "native host started by Chromium and online; service worker connected to the hub", nil
-}
-
-// dialBridge connects to the agent socket once the host is up and the
-// extension has said hello.
-func dialBridge(ctx context.Context, socket, token string) (*agentproto.Client, error) {
-	var last error
-	for {
-		c, err := agentproto.Dial(ctx, socket, &agentproto.ClientOptions{Token: token, RequireSameUser: true})
-		if err == nil {
-			h, herr := c.Health(ctx)
-			if herr == nil && h.ExtensionOnline() {
-				return c, nil
-			}
-			c.Close()
-			err = herr
-			if err == nil {
-				err = errors.New("extension offline")
-			}
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // saveScreenshot writes data to a new file in Options.ScreenshotDir (or

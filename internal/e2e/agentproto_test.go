@@ -63,21 +63,9 @@ func (ab *agentBridge) dial(t *testing.T) *agentproto.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	for {
-		c, err := agentproto.Dial(ctx, ab.socket, &agentproto.ClientOptions{Token: ab.token, RequireSameUser: true})
-		if err == nil {
-			h, err := c.Health(ctx)
-			if err == nil && h.ExtensionOnline() {
-				return c
-			}
-			c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			require.FailNow(t, "the host never came online", "last error: %v\nchromium output:\n%s", err, ab.browser.Output())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	c, err := browsertest.DialAgent(ctx, ab.socket, ab.token)
+	require.NoError(t, err, "the host never came online; chromium output:\n%s", ab.browser.Output())
+	return c
 }
 
 func findNode(t *testing.T, s *agentproto.Snapshot, role, name string) agentproto.Node {
