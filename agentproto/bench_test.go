@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,12 +87,6 @@ type runStats struct {
 	lat   []time.Duration
 	start time.Time
 	cpu   time.Duration
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (s *runStats) begin() {

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,20 +19,6 @@ func shortTempDir(t *testing.T) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
-}
-
-func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
-	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
-	require.NoError(t, err)
-	defer l.Close()
-	fi, err := os.Lstat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.ModeSocket|0o600, fi.Mode()&(os.ModeType|os.ModePerm))
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	assert.Len(t, entries, 1, "no temporary directory is left behind")
 }
 
 func TestListenUnixRefusesNonSocket(t *testing.T) {

@@ -1,0 +1,108 @@
+//go:build windows
+
+package agentproto
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// sioAFUnixGetPeerPID is SIO_AF_UNIX_GETPEERPID (_WSAIOR(IOC_VENDOR, 256)):
+// the process id of an AF_UNIX socket's peer, on Windows 10 1803 and later.
+const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
+
+// checkPeerOwner checks, before anything is written to conn, that the
+// server at its other end runs as the current user. Windows AF_UNIX
+// sockets have no SO_PEERCRED, so two checks stand in for it, and every
+// one that can be made must pass:
+//
+//   - the owner SID of the socket file conn is connected to (its remote
+//     address), which ListenUnix sets to the listening user;
+//   - when Windows offers SIO_AF_UNIX_GETPEERPID, the user SID of the
+//     listening process's token.
+//
+// When neither can be made, it returns ErrPeerCredentials: the token is
+// never sent on an unchecked socket.
+func checkPeerOwner(conn net.Conn) error {
+	me, err := currentUserSID()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPeerCredentials, err)
+	}
+	checked := false
+	if path := conn.RemoteAddr().String(); path != "" && path != "@" {
+		owner, err := fileOwner(path)
+		if err != nil {
+			return fmt.Errorf("%w: owner of %s: %w", ErrPeerCredentials, path, err)
+		}
+		if !owner.Equals(me) {
+			return fmt.Errorf("%w: the socket file is owned by %s", ErrForeignPeer, owner)
+		}
+		checked = true
+	}
+	sid, err := peerProcessUser(conn)
+	switch {
+	case err == nil:
+		if !sid.Equals(me) {
+			return fmt.Errorf("%w: the server runs as %s", ErrForeignPeer, sid)
+		}
+		checked = true
+	case errors.Is(err, errNoPeerPID):
+		// An older Windows, or Wine: the file owner stands alone.
+	default:
+		return fmt.Errorf("%w: %w", ErrPeerCredentials, err)
+	}
+	if !checked {
+		return fmt.Errorf("%w: neither the socket file nor the peer process is known", ErrPeerCredentials)
+	}
+	return nil
+}
+
+// checkPeerIsCurrentUser is the name client.go calls on every OS.
+func checkPeerIsCurrentUser(conn net.Conn) error { return checkPeerOwner(conn) }
+
+var errNoPeerPID = errors.New("SIO_AF_UNIX_GETPEERPID is not supported")
+
+// peerProcessUser returns the user SID of the process at the other end
+// of conn.
+func peerProcessUser(conn net.Conn) (*windows.SID, error) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil, errNoPeerPID
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var pid uint32
+	var ioErr error
+	if err := raw.Control(func(fd uintptr) {
+		var n uint32
+		ioErr = windows.WSAIoctl(windows.Handle(fd), sioAFUnixGetPeerPID, nil, 0,
+			(*byte)(unsafe.Pointer(&pid)), uint32(unsafe.Sizeof(pid)), &n, nil, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if ioErr != nil || pid == 0 {
+		return nil, errNoPeerPID
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	if err != nil {
+		return nil, fmt.Errorf("opening the server process %d: %w", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	var tok windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
+		return nil, fmt.Errorf("opening the server's token: %w", err)
+	}
+	defer tok.Close()
+	tu, err := tok.GetTokenUser()
+	if err != nil {
+		return nil, fmt.Errorf("reading the server's user: %w", err)
+	}
+	return tu.User.Sid, nil
+}
