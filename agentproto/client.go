@@ -135,7 +135,7 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
 	// while the frame still waits to be written.
-	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}),
+	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})),
 		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)

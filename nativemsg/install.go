@@ -23,12 +23,13 @@ const (
 	Firefox  Browser = "firefox"
 )
 
-// Browsers lists every Browser this package knows, in a stable order.
-var Browsers = []Browser{Chrome, Chromium, Edge, Brave, Firefox}
+// Browsers returns every Browser this package knows, in a stable order:
+// Chrome, Chromium, Edge, Brave, Firefox. Each call returns a new slice.
+func Browsers() []Browser { return []Browser{Chrome, Chromium, Edge, Brave, Firefox} }
 
 // ParseBrowser returns the Browser named s (case-insensitive).
 func ParseBrowser(s string) (Browser, error) {
-	for _, b := range Browsers {
+	for _, b := range Browsers() {
 		if strings.EqualFold(s, string(b)) {
 			return b, nil
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -315,7 +316,7 @@ func (c *countingWriter) WriteFrames(parts [][]byte) error {
 	c.mu.Lock()
 	c.writes++
 	c.mu.Unlock()
-	return c.Writer.WriteFrames(parts)
+	return nmrelay.Writer(c.Writer).WriteFrames(parts)
 }
 
 func TestQueueDirectWrites(t *testing.T) {
