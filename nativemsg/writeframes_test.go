@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -117,7 +118,9 @@ func TestWriteFramesToPipe(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	fw := NewWriter(w, &WriterOptions{MaxFrameSize: 1 << 30})
-	require.NotNil(t, fw.file, "files are written with writev")
+	if runtime.GOOS != "windows" {
+		require.NotNil(t, fw.file, "files are written with writev")
+	}
 
 	var want []string
 	var batches [][][]byte

@@ -60,8 +60,8 @@ const usage = `usage:
   weboperator-host                      run as the native messaging host (the browser starts it
                                         with chrome-extension://<id>/ as its argument)
   weboperator-host install --browser chromium|chrome|edge|brave|firefox --extension-id ID
-                           [--user-data-dir DIR] [--system]
-  weboperator-host uninstall --browser NAME [--user-data-dir DIR] [--system]
+                           [--user-data-dir DIR] [--system] [--force]
+  weboperator-host uninstall --browser NAME [--user-data-dir DIR] [--system] [--force]
 
 environment: WEBOPERATOR_API_TOKEN, WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1,
 WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_BRIDGE_HOST, WEBOPERATOR_BRIDGE_PORT (0 disables the
@@ -107,7 +107,8 @@ func install(args []string, env Env, remove bool) int {
 	browser := fs.String("browser", "", "chromium, chrome, edge, brave or firefox")
 	extID := fs.String("extension-id", "", "the extension's id (Firefox: the add-on id)")
 	userDataDir := fs.String("user-data-dir", "", "a browser profile directory given with --user-data-dir")
-	system := fs.Bool("system", false, "install for every user (needs root)")
+	system := fs.Bool("system", false, "install for every user (needs root or administrator)")
+	force := fs.Bool("force", false, "Windows: replace or delete a registry key that points at another host's manifest")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -130,9 +131,9 @@ func install(args []string, env Env, remove bool) int {
 		return 1
 	}
 	if remove {
-		err = nativemsg.Uninstall(loc)
+		err = nativemsg.Uninstall(loc, &nativemsg.InstallOptions{Force: *force})
 	} else {
-		err = installManifest(b, *extID, loc, env)
+		err = installManifest(b, *extID, loc, &nativemsg.InstallOptions{Force: *force}, env)
 	}
 	var reg *nativemsg.RegistryError
 	if err != nil && !errors.As(err, &reg) {
@@ -150,7 +151,7 @@ func install(args []string, env Env, remove bool) int {
 	return 0
 }
 
-func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location, env Env) error {
+func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location, opts *nativemsg.InstallOptions, env Env) error {
 	exe, err := env.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the host binary: %w", err)
@@ -172,7 +173,7 @@ func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location,
 	} else {
 		m.AllowedOrigins = []string{nativemsg.ExtensionOrigin(extID)}
 	}
-	return nativemsg.Install(m, loc)
+	return nativemsg.Install(m, loc, opts)
 }
 
 // serve runs the host until the browser closes the link or ctx ends.
