@@ -17,7 +17,7 @@ import (
 func shortTempDir(t *testing.T) string {
 	dir, err := os.MkdirTemp("", "ap")
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { removeTree(dir) })
 	return dir
 }
 
@@ -31,6 +31,7 @@ func TestListenUnixRefusesNonSocket(t *testing.T) {
 }
 
 func TestListenUnixReplacesStaleSocket(t *testing.T) {
+	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	require.NoError(t, err)
@@ -45,6 +46,7 @@ func TestListenUnixReplacesStaleSocket(t *testing.T) {
 }
 
 func TestListenUnixWaitsForLiveServer(t *testing.T) {
+	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	first, err := agentproto.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
@@ -66,6 +68,7 @@ func TestListenUnixWaitsForLiveServer(t *testing.T) {
 }
 
 func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
+	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	first, err := agentproto.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
@@ -84,6 +87,7 @@ func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
 }
 
 func TestDialRequireSameUser(t *testing.T) {
+	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	l, err := agentproto.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
@@ -96,4 +100,17 @@ func TestDialRequireSameUser(t *testing.T) {
 	c, err := agentproto.Dial(t.Context(), path, &agentproto.ClientOptions{RequireSameUser: true})
 	require.NoError(t, err, "the server runs as this user")
 	c.Close()
+}
+
+// removeTree removes dir file by file: os.RemoveAll on Windows deletes with
+// POSIX semantics, which Wine 8 refuses.
+func removeTree(dir string) {
+	var paths []string
+	filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error {
+		paths = append(paths, p)
+		return nil
+	})
+	for i := len(paths) - 1; i >= 0; i-- {
+		os.Remove(paths[i])
+	}
 }
