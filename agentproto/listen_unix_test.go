@@ -3,6 +3,7 @@
 package agentproto_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -29,3 +30,32 @@ func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
 
 // requireUnixSockets does nothing: every Unix system has them.
 func requireUnixSockets(*testing.T) {}
+
+// TestListenUnixRefusesForeignSocket checks that a socket owned by another
+// user is never replaced, live or stale. It needs root to chown the socket.
+func TestListenUnixRefusesForeignSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI runs as root: this test must run there")
+		}
+		t.Skip("needs root to give a socket to another user")
+	}
+	dir := shortTempDir(t)
+	path := filepath.Join(dir, "s.sock")
+	foreign, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	foreign.SetUnlinkOnClose(false)
+	defer foreign.Close()
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	before, err := os.Lstat(path)
+	require.NoError(t, err)
+
+	_, err = agentproto.ListenUnix(t.Context(), path)
+	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	foreign.Close() // stale now: still another user's
+	_, err = agentproto.ListenUnix(t.Context(), path)
+	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	after, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the foreign socket is left in place")
+}
