@@ -3,11 +3,13 @@
 package agentproto_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/stretchr/testify/assert"
@@ -50,10 +52,14 @@ func TestListenUnixRefusesForeignSocket(t *testing.T) {
 	before, err := os.Lstat(path)
 	require.NoError(t, err)
 
-	_, err = agentproto.ListenUnix(t.Context(), path)
+	// Bounded, so that a listener that mistook the socket for its own
+	// (and waited for it to go) fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = agentproto.ListenUnix(ctx, path)
 	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
 	foreign.Close() // stale now: still another user's
-	_, err = agentproto.ListenUnix(t.Context(), path)
+	_, err = agentproto.ListenUnix(ctx, path)
 	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
 	after, err := os.Lstat(path)
 	require.NoError(t, err)
