@@ -80,12 +80,13 @@ type clientCall struct {
 }
 
 // SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
-// else DefaultSocketPath.
+// else DefaultSocketPath (on Windows, which has no shared /tmp, the
+// per-user %LOCALAPPDATA%\WebOperator\agent.sock).
 func SocketPath() string {
 	if p := os.Getenv(EnvSocket); p != "" {
 		return p
 	}
-	return DefaultSocketPath
+	return defaultSocketPath()
 }
 
 // Dial connects to the agent socket at path ("" means SocketPath()).

@@ -62,6 +62,8 @@ var (
 func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if path == "" {
 		path = SocketPath()
+	}
+	if path == defaultSocketPath() {
 		if err := ensureDefaultDir(path); err != nil {
 			return nil, fmt.Errorf("agentproto: listen: %w", err)
 		}

@@ -67,3 +67,18 @@ func TestListenUnixWindowsACL(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	assert.Len(t, entries, 1, "no temporary directory is left behind")
 }
+
+// TestSocketPathWindowsPerUser checks the per-user default of Windows,
+// which has no shared /tmp.
+func TestSocketPathWindowsPerUser(t *testing.T) {
+	t.Setenv(agentproto.EnvSocket, "")
+	local := os.Getenv("LOCALAPPDATA")
+	require.NotEmpty(t, local)
+	want := filepath.Join(local, "WebOperator", "agent.sock")
+	assert.Equal(t, want, agentproto.SocketPath())
+	cfg, err := agentproto.ConfigFromEnv(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Equal(t, want, cfg.SocketPath)
+	t.Setenv(agentproto.EnvSocket, `C:\elsewhere\s.sock`)
+	assert.Equal(t, `C:\elsewhere\s.sock`, agentproto.SocketPath(), "the environment overrides it")
+}

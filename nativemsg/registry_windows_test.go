@@ -25,7 +25,7 @@ const testHostPath = `C:\Program Files\WebOperator Host\weboperator-host.exe`
 
 // testHostName returns a host name no real host uses, so that the tests
 // never touch a real registration.
-func testHostName(t *testing.T) string {
+func testHostName(*testing.T) string {
 	return fmt.Sprintf("com.agentbridge.test_%x", rand.Text()[:8])
 }
 
