@@ -387,10 +387,3 @@ func registryHive(key string) (hive, path string, err error) {
 	}
 	return hive, path, nil
 }
-
-// samePath reports whether a registry value names the manifest path:
-// Windows paths are compared without regard to case or redundant
-// separators.
-func samePath(value, manifest string) bool {
-	return strings.EqualFold(filepath.Clean(value), filepath.Clean(manifest))
-}

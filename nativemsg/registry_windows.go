@@ -5,6 +5,8 @@ package nativemsg
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/windows/registry"
 )
@@ -82,4 +84,11 @@ func deleteRegistry(loc *Location) error {
 		return fmt.Errorf("nativemsg: deleting registry key %s: %w", loc.RegistryKey, err)
 	}
 	return nil
+}
+
+// samePath reports whether a registry value names the manifest path:
+// Windows paths are compared without regard to case or redundant
+// separators.
+func samePath(value, manifest string) bool {
+	return strings.EqualFold(filepath.Clean(value), filepath.Clean(manifest))
 }
