@@ -71,6 +71,7 @@
 //
 // Linux, macOS, Windows and FreeBSD are supported. Close interrupting a
 // blocked read and 1 MiB pipes are Linux's (OSPipe's non-blocking pipes
-// also macOS's); on Windows, standard handle 1 is left as it is and only
-// os.Stdout is pointed at standard error.
+// also macOS's); on Windows, os.Stdout and the standard output handle are
+// pointed at standard error (no dup2: a C runtime that cached handle 1
+// earlier still writes to it).
 package nativemsg

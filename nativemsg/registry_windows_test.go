@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/registry"
 )
 
@@ -213,6 +214,7 @@ func TestChromeStartsHostThroughCmd(t *testing.T) {
 	_, err = r.ReadMessage(nil)
 	assert.ErrorIs(t, err, io.EOF, "nothing but the one frame")
 	assert.Contains(t, stderr.String(), "stray print from a library")
+	assert.Contains(t, stderr.String(), "stray bytes on the standard output handle")
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -231,6 +233,12 @@ func runLaunchHost() {
 		os.Exit(3)
 	}
 	fmt.Println("stray print from a library")
+	// What code below the os package writes to the standard output handle.
+	if h, err := windows.GetStdHandle(windows.STD_OUTPUT_HANDLE); err == nil {
+		msg := []byte("stray bytes on the standard output handle\n")
+		var n uint32
+		windows.WriteFile(h, msg, &n, nil)
+	}
 	var msg map[string]any
 	if err := conn.Decode(&msg); err != nil {
 		fmt.Fprintln(os.Stderr, "Decode:", err)
@@ -242,4 +250,19 @@ func runLaunchHost() {
 		os.Exit(6)
 	}
 	conn.Close()
+}
+
+// TestValidateWindowsPaths checks that a manifest path must be absolute
+// as Windows means it: a drive and a root, or a UNC share.
+func TestValidateWindowsPaths(t *testing.T) {
+	for _, p := range []string{`\Program Files\host.exe`, `C:host.exe`, `host.exe`, `..\host.exe`} {
+		m := validManifest()
+		m.Path = p
+		assert.Error(t, m.Validate(), "%q is not absolute", p)
+	}
+	for _, p := range []string{`C:\Program Files\Host\host.exe`, `\\server\share\host.exe`} {
+		m := validManifest()
+		m.Path = p
+		assert.NoError(t, m.Validate(), "%q is absolute", p)
+	}
 }
