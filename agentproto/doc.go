@@ -24,7 +24,7 @@
 //
 //	conn, _ := nativemsg.OpenStdio(nil)
 //	host := agentproto.NewHost(conn, nil)
-//	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host, Token: token})
+//	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
 //	l, _ := agentproto.ListenUnix(ctx, "")
 //	go srv.Serve(l)
 //	host.Run(ctx) // until the extension disconnects

@@ -114,7 +114,8 @@ type Server struct {
 	conns       map[*serverConn]struct{}
 	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
-	closing     bool        // Shutdown or Close called
+	closing     bool          // Shutdown or Close called
+	closed      chan struct{} // closed with closing
 	closingFlag atomic.Bool // closing, for lock-free reads
 	inFlight    atomic.Int64
 
@@ -122,8 +123,12 @@ type Server struct {
 	fnWG   trackedGroup
 }
 
-// NewServer returns a Server configured by opts.
-func NewServer(opts ServerOptions) *Server {
+// NewServer returns a Server configured by opts. Nil opts mean all
+// defaults: no extension, and every request refused for want of a token.
+func NewServer(opts *ServerOptions) *Server {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
 	s := &Server{
 		ext:       opts.Extension,
 		log:       opts.Logger,
@@ -134,6 +139,7 @@ func NewServer(opts ServerOptions) *Server {
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
 		listeners: map[*net.Listener]struct{}{},
+		closed:    make(chan struct{}),
 		conns:     map[*serverConn]struct{}{},
 		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
@@ -163,8 +169,16 @@ func (s *Server) extension() Extension { return s.ext }
 func (s *Server) extensionOnline() bool { return s.ext != nil && s.ext.Online() }
 
 // Serve accepts connections on l and serves each in goroutines of its own
-// until Shutdown or Close, when it returns ErrServerClosed. Any other
-// error from Accept (after brief retries of temporary ones) is returned.
+// until Shutdown or Close, when it returns ErrServerClosed.
+//
+// Like net/http's Server, Serve outlives a temporary failure of Accept:
+// when the process runs out of file descriptors (EMFILE, ENFILE), a
+// connection is aborted before it is accepted (ECONNABORTED), memory or
+// buffers run short, or the listener reports a timeout, Serve waits (5 ms,
+// doubling up to 1 s, reset by the next success) and accepts again, so a
+// burst of connections from other local processes can never take the
+// socket away for good. It returns only on a closed listener or a
+// permanent error, which the caller must treat as the end of the service.
 // Serve closes l when it returns. It may be called for several listeners.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
@@ -189,14 +203,19 @@ func (s *Server) Serve(l net.Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTemporary) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
-				time.Sleep(backoff)
-				continue
+			if !temporaryAcceptError(err) {
+				return err
 			}
-			return err
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.closed:
+				t.Stop()
+				return ErrServerClosed
+			}
+			continue
 		}
 		backoff = 0
 		s.startConn(nc)
@@ -205,6 +224,31 @@ func (s *Server) Serve(l net.Listener) error {
 
 // errTemporary is what a listener's Accept may wrap to ask Serve to retry.
 var errTemporary = errors.New("temporary accept error")
+
+// temporaryAcceptError reports whether an Accept error may go away by
+// itself: the listener is still usable.
+func temporaryAcceptError(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	if errors.Is(err, errTemporary) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, errno := range temporaryAcceptErrnos {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	// What the platform itself calls temporary (syscall.Errno's
+	// Temporary: EINTR, EMFILE, ENFILE, ECONNRESET, ECONNABORTED, EAGAIN,
+	// ETIMEDOUT and their Windows counterparts).
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
+}
 
 func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
@@ -285,6 +329,9 @@ func isClosed(ch <-chan struct{}) bool {
 
 func (s *Server) beginClosing() {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.closed)
+	}
 	s.closing = true
 	s.closingFlag.Store(true)
 	for l := range s.listeners {

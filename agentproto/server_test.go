@@ -127,7 +127,7 @@ func strictBridge(t *testing.T) *agentprototest.Bridge {
 	hostEnd, browserEnd := nativemsg.Pipe()
 	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
 	host := agentproto.NewHost(hostEnd, nil)
-	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host})
+	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host})
 	l := agentprototest.NewListener()
 	var wg sync.WaitGroup
 	wg.Go(func() { host.Run(context.Background()) })
@@ -642,7 +642,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 }
 
 func TestServeAfterCloseReturnsErrServerClosed(t *testing.T) {
-	srv := agentproto.NewServer(agentproto.ServerOptions{})
+	srv := agentproto.NewServer(&agentproto.ServerOptions{})
 	srv.Close()
 	assert.ErrorIs(t, srv.Serve(agentprototest.NewListener()), agentproto.ErrServerClosed)
 }
@@ -687,7 +687,7 @@ func TestShutdownContextExpires(t *testing.T) {
 }
 
 func TestExtensionFunc(t *testing.T) {
-	srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+	srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
 		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			if typ == agentproto.TypeTasksWait {
 				<-ctx.Done() // canceled by the timeout

@@ -203,6 +203,12 @@ func serve(ctx context.Context, origin string, env Env) error {
 	srvOpts.Logger = log
 	srv := agentproto.NewServer(srvOpts)
 
+	// A server that stops for any reason but our shutdown ends the host
+	// (logged, exit status 1): the browser then starts a fresh one when
+	// the extension reconnects, rather than the host living on without
+	// its socket.
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	var wg sync.WaitGroup
 	listenCtx, cancelListen := context.WithTimeout(ctx, 5*time.Second)
 	l, err := agentproto.ListenUnix(listenCtx, cfg.SocketPath)
@@ -211,7 +217,12 @@ func serve(ctx context.Context, origin string, env Env) error {
 		log.Error("weboperator-host: agent socket unavailable", "err", err)
 	} else {
 		log.Info("weboperator-host: listening", "socket", cfg.SocketPath)
-		wg.Go(func() { srv.Serve(l) })
+		wg.Go(func() {
+			if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) {
+				log.Error("weboperator-host: agent socket failed; exiting", "err", err)
+				fail(fmt.Errorf("agent socket: %w", err))
+			}
+		})
 	}
 
 	var httpSrv *http.Server
@@ -227,7 +238,12 @@ func serve(ctx context.Context, origin string, env Env) error {
 			log.Warn("weboperator-host: HTTP API unavailable", "err", err)
 			httpSrv = nil
 		} else {
-			wg.Go(func() { httpSrv.Serve(hl) })
+			wg.Go(func() {
+				if err := httpSrv.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
+					log.Error("weboperator-host: HTTP API failed; exiting", "err", err)
+					fail(fmt.Errorf("HTTP API: %w", err))
+				}
+			})
 		}
 	}
 
@@ -247,6 +263,9 @@ func serve(ctx context.Context, origin string, env Env) error {
 		httpSrv.Close()
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
