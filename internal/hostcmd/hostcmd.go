@@ -228,11 +228,8 @@ func serve(ctx context.Context, origin string, env Env) error {
 	var httpSrv *http.Server
 	if cfg.HTTPPort != 0 {
 		origins := append([]string{origin}, allowed...)
-		httpSrv = &http.Server{
-			Handler:           srv.HTTPHandler(&agentproto.HTTPOptions{AllowedOrigins: origins}),
-			ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		}
+		httpSrv = agentproto.NewHTTPServer(srv.HTTPHandler(&agentproto.HTTPOptions{AllowedOrigins: origins}),
+			&agentproto.HTTPServerOptions{Logger: log})
 		hl, err := net.Listen("tcp", cfg.HTTPAddr())
 		if err != nil {
 			log.Warn("weboperator-host: HTTP API unavailable", "err", err)

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,18 +52,29 @@ type hostProcess struct {
 	cmd    *exec.Cmd
 	ext    *agentprototest.Extension
 	socket string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	stdin  io.WriteCloser
 	done   chan error
 }
 
 func chromeStart(t *testing.T, handler agentprototest.Handler, env ...string) *hostProcess {
 	t.Helper()
+	return chromeStartLimited(t, handler, 0, env...)
+}
+
+// chromeStartLimited is chromeStart with the host's open files limited to
+// maxFiles (0: unchanged).
+func chromeStartLimited(t *testing.T, handler agentprototest.Handler, maxFiles int, env ...string) *hostProcess {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "woh") // short: socket paths are limited to 108 bytes
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "bridge.sock")
 	cmd := exec.Command(hostBinary, nativemsg.ExtensionOrigin(extensionID))
+	if maxFiles > 0 {
+		cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, maxFiles),
+			hostBinary, nativemsg.ExtensionOrigin(extensionID))
+	}
 	cmd.Dir = filepath.Dir(hostBinary)
 	cmd.Env = append(os.Environ(),
 		"WEBOPERATOR_API_TOKEN=test-token",
@@ -72,7 +85,7 @@ func chromeStart(t *testing.T, handler agentprototest.Handler, env ...string) *h
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p := &hostProcess{cmd: cmd, socket: socket, stderr: &bytes.Buffer{}, stdin: stdin, done: make(chan error, 1)}
+	p := &hostProcess{cmd: cmd, socket: socket, stderr: &lockedBuffer{}, stdin: stdin, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	browser := nativemsg.NewConn(stdout, stdin, stdin, &nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit})
@@ -281,4 +294,80 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 	}
 	_, err = os.Lstat(socket)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "socket removed at exit: %v", err)
+}
+
+// Local processes need no token to open connections to the HTTP API:
+// a thousand idle ones, more than the host has file descriptors, must
+// neither take the agent socket away nor keep a real request out
+// (issue 10 items 3 and 4).
+func TestIdleHTTPConnectionsDoNotLockClientsOut(t *testing.T) {
+	port := freePort(t)
+	p := chromeStartLimited(t, agentprototest.Echo, 256, "WEBOPERATOR_BRIDGE_PORT="+strconv.Itoa(port))
+	c := p.dial(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+
+	var idle []net.Conn
+	defer func() {
+		for _, nc := range idle {
+			nc.Close()
+		}
+	}()
+	for range 1000 {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		idle = append(idle, nc)
+	}
+	// Wait until the host has taken in every connection: then (with the
+	// fix) it has closed all but the newest idle ones, or (without) it
+	// has run out of descriptors.
+	probe := idle[len(idle)-1-agentproto.DefaultMaxIdleHTTPConns]
+	require.Eventually(t, func() bool {
+		probe.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		_, err := probe.Read(make([]byte, 1))
+		return !errors.Is(err, os.ErrDeadlineExceeded) || strings.Contains(p.stderr.String(), "too many open files")
+	}, 10*time.Second, 50*time.Millisecond)
+
+	// An agent already connected, and a new one, still get answers.
+	var res json.RawMessage
+	require.NoError(t, c.Call(t.Context(), agentproto.TypeClick, json.RawMessage(`{"ref":"@e1"}`), &res))
+	assert.JSONEq(t, `{"ref":"@e1"}`, string(res))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c2, err := agentproto.Dial(ctx, p.socket, &agentproto.ClientOptions{Token: "test-token"})
+	require.NoError(t, err, "the agent socket is still there")
+	defer c2.Close()
+	require.NoError(t, c2.Call(ctx, agentproto.TypeClick, json.RawMessage(`{"ref":"@e2"}`), &res))
+	assert.JSONEq(t, `{"ref":"@e2"}`, string(res))
+
+	// So does an HTTP client with the token.
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/browser/click", strings.NewReader(`{"ref":"@e3"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer test-token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err, "an HTTP request gets through")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `"@e3"`)
+	assert.NotContains(t, p.stderr.String(), "too many open files")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and readers in other
+// goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
