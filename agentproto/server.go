@@ -116,7 +116,7 @@ type Server struct {
 	subs        map[*subscriber]struct{}
 	closing     bool          // Shutdown or Close called
 	closed      chan struct{} // closed with closing
-	closingFlag atomic.Bool // closing, for lock-free reads
+	closingFlag atomic.Bool   // closing, for lock-free reads
 	inFlight    atomic.Int64
 
 	connWG sync.WaitGroup
