@@ -113,7 +113,7 @@ func childFDLimitServer(path, limit string) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+	if err := setFileLimit(n); err != nil {
 		return err
 	}
 	l, err := agentproto.ListenUnix(context.Background(), path)
@@ -138,28 +138,31 @@ func childFDLimitServer(path, limit string) error {
 }
 
 // childForeignListener listens on a plain Unix socket at path (as
-// whatever user the child runs as), accepts one connection and reports on
-// stdout how many bytes it received before the peer closed.
+// whatever user the child runs as) and reports on stdout, for each
+// connection in turn, how many bytes it received before the peer closed.
 func childForeignListener(path string) error {
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	os.Chmod(path, 0o777)
+	if err := os.Chmod(path, 0o777); err != nil {
+		return err
+	}
 	fmt.Println("ready")
 	go func() {
 		io.Copy(io.Discard, os.Stdin)
 		l.Close()
 	}()
-	nc, err := l.Accept()
-	if err != nil {
-		return nil
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			return nil
+		}
+		n, _ := io.Copy(io.Discard, nc)
+		nc.Close()
+		fmt.Println("received", n)
 	}
-	n, _ := io.Copy(io.Discard, nc)
-	nc.Close()
-	fmt.Println("received", n)
-	return nil
 }
 
 // readLine returns the child's next stdout line without its newline.

@@ -39,12 +39,16 @@ type ClientOptions struct {
 	// Token is sent with every request. Empty means the value of
 	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
 	Token string
-	// RequireSameUser makes Dial check, with the socket's peer
-	// credentials, that the server runs as the current user, and refuse
-	// to talk to it otherwise (so that a socket planted by someone else
-	// never sees the token). Linux only: elsewhere Dial fails when it is
-	// set.
-	RequireSameUser bool
+	// InsecureSkipPeerCheck turns off Dial's check of the server's user.
+	// By default Dial reads the socket's peer credentials (SO_PEERCRED on
+	// Linux, LOCAL_PEERCRED on macOS and FreeBSD) and refuses a server
+	// that runs as another user with [ErrForeignPeer], before anything
+	// (the token above all) is written: a socket planted at the path by
+	// someone else never sees it. Where the credentials cannot be read
+	// (other systems), Dial fails with [ErrPeerCredentials] unless this is
+	// set. [NewClient] never checks: its caller vouches for the
+	// connection.
+	InsecureSkipPeerCheck bool
 	// MaxResponseSize is the largest frame read, in bytes. A larger one
 	// ends the connection. Zero means DefaultMaxResponseSize.
 	MaxResponseSize int
@@ -88,8 +92,9 @@ func SocketPath() string {
 	return DefaultSocketPath
 }
 
-// Dial connects to the agent socket at path ("" means SocketPath()).
-// opts may be nil.
+// Dial connects to the agent socket at path ("" means [SocketPath]()).
+// Unless opts.InsecureSkipPeerCheck is set, it first checks that the
+// server runs as the current user (see [ClientOptions]). opts may be nil.
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = SocketPath()
@@ -99,8 +104,8 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 	if err != nil {
 		return nil, fmt.Errorf("agentproto: dial: %w", err)
 	}
-	if opts != nil && opts.RequireSameUser {
-		if err := checkPeerIsCurrentUser(nc); err != nil {
+	if opts == nil || !opts.InsecureSkipPeerCheck {
+		if err := checkPeerOwner(nc); err != nil {
 			nc.Close()
 			return nil, err
 		}

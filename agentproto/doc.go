@@ -70,8 +70,10 @@
 //
 // ListenUnix creates the socket with mode 0600 from the start (no window
 // in which another user could connect), never replaces something it does
-// not own, and removes only its own socket. ClientOptions.RequireSameUser
-// checks the server's uid with SO_PEERCRED before the token is sent. The
+// not own, and removes only its own socket. [Dial] checks by
+// default that the server runs as the current user (peer credentials, on
+// Linux, macOS and FreeBSD) before the token is sent, and refuses
+// otherwise; elsewhere it refuses unless told to skip the check. The
 // HTTP API requires the token, accepts only loopback Host headers, refuses
 // foreign browser Origins and requires application/json bodies. No error or
 // log message carries payload bytes or tokens.

@@ -107,7 +107,7 @@ func (p *hostProcess) dial(t *testing.T) *agentproto.Client {
 	var c *agentproto.Client
 	require.Eventually(t, func() bool {
 		var err error
-		c, err = agentproto.Dial(t.Context(), p.socket, &agentproto.ClientOptions{Token: "test-token", RequireSameUser: true})
+		c, err = agentproto.Dial(t.Context(), p.socket, &agentproto.ClientOptions{Token: "test-token"})
 		if err != nil {
 			return false
 		}

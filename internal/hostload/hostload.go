@@ -236,7 +236,7 @@ func (h *host) dial(ctx context.Context) (*agentproto.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
-		c, err := agentproto.Dial(ctx, h.socket, &agentproto.ClientOptions{Token: token, RequireSameUser: true})
+		c, err := agentproto.Dial(ctx, h.socket, &agentproto.ClientOptions{Token: token})
 		if err == nil {
 			health, err := c.Health(ctx)
 			if err == nil && health.ExtensionOnline() {
