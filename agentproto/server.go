@@ -595,7 +595,8 @@ func (c *serverConn) readLoop() {
 			return
 		}
 		if err := decodeRequest(frame, &req); err != nil {
-			c.pushError(nil, err.Error(), buf)
+			// req.id is set when the frame is valid JSON with one id.
+			c.pushError(req.id, err.Error(), buf)
 			continue
 		}
 		s.dispatch(c, &req, buf)

@@ -106,7 +106,13 @@ func TestAuth(t *testing.T) {
 		{"auth before unknown types", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"no.such"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
 		{"duplicate token refused", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"x","token":"s3cret"}`,
-			`{"error":"duplicate \"token\" member in request"}`},
+			`{"id":"a","error":"duplicate \"token\" member in request"}`},
+		{"duplicate type refused with the id that follows", agentproto.ServerOptions{Token: "s3cret"}, `{"type":"bridge.health","type":"x","token":"s3cret","id":7}`,
+			`{"id":7,"error":"duplicate \"type\" member in request"}`},
+		{"duplicate id refused without an id", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","id":"b","token":"s3cret"}`,
+			`{"error":"duplicate \"id\" member in request"}`},
+		{"syntax error after a duplicate", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","token":"x","token":"s3cret",}`,
+			`{"error":"invalid character '}' looking for beginning of object key string"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
