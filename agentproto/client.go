@@ -52,6 +52,12 @@ type ClientOptions struct {
 	// MaxResponseSize is the largest frame read, in bytes. A larger one
 	// ends the connection. Zero means DefaultMaxResponseSize.
 	MaxResponseSize int
+	// MaxRequestSize is the largest request frame sent, in bytes: a larger
+	// request fails with a *RequestSizeError before anything is written,
+	// so the connection stays up (a server closes the connection after
+	// answering an oversized frame). Zero means DefaultMaxRequestSize,
+	// the limit of this package's Server and of the reference host.
+	MaxRequestSize int
 	// Logger receives the client's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
@@ -65,12 +71,16 @@ type Client struct {
 	tokenLit []byte // `,"token":"…"` or nil
 	out      *wire.Queue
 	maxFrame int
+	maxReq   int
 
 	mu      sync.Mutex
 	pending map[uint64]*clientCall
 	nextID  uint64
 	err     error // why the connection ended; nil while it is up
-	subs    map[*Subscription]struct{}
+	// frameErr is the last error the server sent for no request: when
+	// the connection ends, it is the likely reason.
+	frameErr *RemoteError
+	subs     map[*Subscription]struct{}
 
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -124,6 +134,7 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 		nc:       conn,
 		log:      o.Logger,
 		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		maxReq:   orDefault(o.MaxRequestSize, DefaultMaxRequestSize),
 		pending:  map[uint64]*clientCall{},
 		subs:     map[*Subscription]struct{}{},
 	}
@@ -280,7 +291,6 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = call
 	c.mu.Unlock()
 
 	var headBuf [128]byte
@@ -299,6 +309,17 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
+	if size := len(head) + len(payload) + len(tail); size > c.maxReq {
+		return nil, nil, &RequestSizeError{Size: size, Limit: c.maxReq}
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, nil, err
+	}
+	c.pending[id] = call
+	c.mu.Unlock()
 	if err := c.out.Send(head, payload, tail, nil, nil); err != nil {
 		c.forget(id)
 		c.mu.Lock()
@@ -392,9 +413,14 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	n, ok := parseCallID(id)
 	if !ok {
 		if msg, isErr := errorText(errMsg); isErr {
-			// A refusal of a frame as a whole (it has no id): nothing
-			// this client sends can cause one, so it is only logged.
+			// A refusal of a frame as a whole (it has no id), such as a
+			// server's answer to a frame over its size limit just before
+			// it closes the connection: if the connection ends, the
+			// pending calls fail with it, so their callers learn why.
 			c.log.Warn("agentproto: the bridge reported an error for no request", "error", msg)
+			c.mu.Lock()
+			c.frameErr = &RemoteError{Message: msg}
+			c.mu.Unlock()
 		}
 		buf.Release()
 		return
@@ -433,6 +459,9 @@ func (c *Client) shutdown(cause error) {
 	if c.err == nil {
 		if cause == nil || errors.Is(cause, io.EOF) {
 			cause = io.EOF
+		}
+		if c.frameErr != nil {
+			cause = c.frameErr
 		}
 		c.err = fmt.Errorf("%w: %w", ErrClosed, cause)
 	}

@@ -570,7 +570,8 @@ type serverConn struct {
 func (c *serverConn) readLoop() {
 	defer c.close()
 	s := c.srv
-	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
 	var req request
 	for {
 		frame, buf, err := wire.ReadFrame(r)
@@ -579,7 +580,12 @@ func (c *serverConn) readLoop() {
 			switch {
 			case errors.As(err, &fse):
 				s.log.Warn("agentproto: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
-				c.pushError(nil, fmt.Sprintf("Request frame of %d bytes exceeds the limit of %d bytes", fse.Size, fse.Limit), nil)
+				c.pushError(nil, requestFrameTooLarge(fse.Size, uint64(fse.Limit)), nil)
+				// The client may still be writing the frame: reading it
+				// away lets its write end, and the error reach it, where
+				// closing with unread bytes would reset the connection.
+				c.nc.SetReadDeadline(time.Now().Add(drainTimeout))
+				io.CopyN(io.Discard, br, int64(fse.Size))
 				c.closeAfterFlush()
 				return
 			case errors.Is(err, nativemsg.ErrEmptyFrame):
@@ -603,12 +609,17 @@ func (c *serverConn) readLoop() {
 	}
 }
 
-// closeAfterFlush waits briefly for queued frames to reach the client,
-// then closes the connection.
+// drainTimeout bounds the reading away of an oversized request frame.
+const drainTimeout = 2 * time.Second
+
+// closeAfterFlush waits briefly for queued frames to reach the client;
+// the caller then closes the connection.
 func (c *serverConn) closeAfterFlush() {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case <-c.out.Drained():
-	case <-time.After(time.Second):
+	case <-t.C:
 	}
 }
 
