@@ -76,7 +76,9 @@ type Call struct {
 	srv     *Server
 	conn    *serverConn // nil for calls that are not from a socket client
 	sink    chan<- callResult
-	timer   *time.Timer
+	timer   *time.Timer // calls of the HTTP API only: a connection times its own calls out
+	// deadline is when a call of a connection times out.
+	deadline time.Time
 
 	prev, next *Call // in conn.calls
 

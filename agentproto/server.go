@@ -565,6 +565,13 @@ type serverConn struct {
 	calls    *Call // doubly linked list of calls in flight
 	inFlight int
 	closed   bool
+	// One timer per connection times its calls out: it is armed for the
+	// earliest deadline of its calls, and fails every overdue call when
+	// it fires. A call that ends in time leaves it alone, so a steady
+	// stream of calls arms no timer at all (a timer per call costs a
+	// thread wake-up per request on an otherwise idle timer heap).
+	timer   *time.Timer
+	timerAt time.Time // when timer fires; zero when it is not armed
 }
 
 func (c *serverConn) readLoop() {
@@ -653,13 +660,58 @@ func (c *serverConn) admit(call *Call) *RemoteError {
 	}
 	c.inFlight++
 	c.srv.inFlight.Add(1)
-	call.startTimer()
+	c.armTimer(call)
 	call.next = c.calls
 	if c.calls != nil {
 		c.calls.prev = call
 	}
 	c.calls = call
 	return nil
+}
+
+// armTimer sets call's deadline and makes sure the connection's timer
+// fires by then. The caller holds c.mu.
+func (c *serverConn) armTimer(call *Call) {
+	now := time.Now()
+	call.deadline = now.Add(call.Timeout)
+	switch {
+	case c.timer == nil:
+		c.timer = time.AfterFunc(call.Timeout, c.expireCalls)
+	case c.timerAt.IsZero() || call.deadline.Before(c.timerAt):
+		c.timer.Reset(call.Timeout)
+	default:
+		return // it fires earlier, and then re-arms for this call
+	}
+	c.timerAt = call.deadline
+}
+
+// expireCalls runs when the connection's timer fires: it fails every call
+// whose deadline has passed, and re-arms the timer for the earliest
+// deadline left.
+func (c *serverConn) expireCalls() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var overdue []*Call
+	var next time.Time
+	for call := c.calls; call != nil; call = call.next {
+		if !call.deadline.After(now) {
+			overdue = append(overdue, call)
+		} else if next.IsZero() || call.deadline.Before(next) {
+			next = call.deadline
+		}
+	}
+	c.timerAt = next
+	if !next.IsZero() {
+		c.timer.Reset(next.Sub(now))
+	}
+	c.mu.Unlock()
+	for _, call := range overdue {
+		call.expire()
+	}
 }
 
 func (c *serverConn) release(call *Call) {
@@ -731,6 +783,9 @@ func (c *serverConn) close() {
 		return
 	}
 	c.closed = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	var abandoned []*Call
 	for call := c.calls; call != nil; call = call.next {
 		abandoned = append(abandoned, call)
