@@ -161,7 +161,7 @@ func (c *Call) startTimer() {
 	c.mu.Unlock()
 }
 
-func (c *Call) expire() { c.complete(nil, TimeoutError(c.Type), true, nil) }
+func (c *Call) expire() { c.complete(nil, NewTimeoutError(c.Type), true, nil) }
 
 // goFunc runs fn(ctx) in a goroutine the server waits for on Close. The
 // request's frame is kept until fn returns, so that the payload fn reads

@@ -114,15 +114,17 @@ func (e *RemoteError) Is(target error) bool {
 	return false
 }
 
-// TimeoutError returns the error a bridge answers a timed-out request of
-// type typ with: "Bridge request timed out: <typ>".
-func TimeoutError(typ string) *RemoteError {
+// NewTimeoutError returns the error a bridge answers a timed-out request
+// of type typ with: "Bridge request timed out: <typ>". It matches
+// [ErrTimeout].
+func NewTimeoutError(typ string) *RemoteError {
 	return &RemoteError{Message: MsgTimeoutPrefix + typ}
 }
 
-// UnknownRequestError returns the extension's answer to a request of a
-// type it does not know: "Unknown bridge request: <typ>".
-func UnknownRequestError(typ string) *RemoteError {
+// NewUnknownRequestError returns the extension's answer to a request of a
+// type it does not know: "Unknown bridge request: <typ>". It matches
+// [ErrUnknownRequest].
+func NewUnknownRequestError(typ string) *RemoteError {
 	return &RemoteError{Message: MsgUnknownRequestPrefix + typ}
 }
 
@@ -141,7 +143,6 @@ var (
 	errUnauthorized     = &RemoteError{Message: MsgUnauthorized}
 	errTokenNotSet      = &RemoteError{Message: MsgTokenNotConfigured}
 	errLinkCongested    = &RemoteError{Message: MsgLinkCongested}
-	errInvalidType      = &RemoteError{Message: MsgInvalidType}
 	errShuttingDown     = &RemoteError{Message: MsgShuttingDown}
 )
 

@@ -223,7 +223,7 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // errTemporary is what a listener's Accept may wrap to ask Serve to retry.
-var errTemporary = errors.New("temporary accept error")
+var errTemporary = errors.New("agentproto: temporary accept error")
 
 // temporaryAcceptError reports whether an Accept error may go away by
 // itself: the listener is still usable.

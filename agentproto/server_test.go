@@ -32,11 +32,6 @@ func dialRaw(t *testing.T, b *agentprototest.Bridge) *rawAgent {
 	return &rawAgent{conn: nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{ReadLimit: 1 << 26, WriteLimit: 1 << 26})}
 }
 
-func (a *rawAgent) send(t *testing.T, frame string) {
-	t.Helper()
-	require.NoError(t, a.conn.WriteMessage([]byte(frame)))
-}
-
 func (a *rawAgent) recv(t *testing.T) string {
 	t.Helper()
 	body, err := a.conn.ReadMessage(nil)
@@ -393,7 +388,6 @@ func TestHostIDsAreTheHostsOwn(t *testing.T) {
 
 func TestEventsGoToEveryClient(t *testing.T) {
 	b := newBridge(t, nil)
-	var clients []*agentproto.Client
 	var subs []*agentproto.Subscription
 	for range 3 {
 		c, err := b.Dial(t.Context(), nil)
@@ -401,7 +395,6 @@ func TestEventsGoToEveryClient(t *testing.T) {
 		defer c.Close()
 		_, err = c.Health(t.Context()) // the connection is being served
 		require.NoError(t, err)
-		clients = append(clients, c)
 		subs = append(subs, c.Subscribe(nil))
 	}
 	event := json.RawMessage(`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"ok","startedAt":1,"extra":{"kept":true}}}`)
