@@ -1,4 +1,4 @@
-package hostcmd_test
+package main
 
 import (
 	"bufio"
@@ -22,7 +22,6 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
-	"github.com/agentbridge/agentbridge/internal/hostcmd"
 	"github.com/agentbridge/agentbridge/internal/hostload"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
@@ -182,7 +181,7 @@ func TestHostSIGTERMFailsPendingWithStreamClosed(t *testing.T) {
 }
 
 func TestHostRefusesOriginOutsideAllowlist(t *testing.T) {
-	p := chromeStart(t, agentprototest.Echo, hostcmd.EnvAllowedOrigins+"=chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
+	p := chromeStart(t, agentprototest.Echo, EnvAllowedOrigins+"=chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
 	select {
 	case err := <-p.done:
 		assert.Error(t, err, "the host exits with an error")
@@ -221,9 +220,9 @@ func TestUsageErrors(t *testing.T) {
 		{"not-an-origin"},
 	} {
 		var stderr bytes.Buffer
-		env := hostcmd.OSEnv()
+		env := osEnv()
 		env.Stderr, env.Stdout = &stderr, io.Discard
-		assert.Equal(t, 2, hostcmd.Run(t.Context(), args, env), "args %q", args)
+		assert.Equal(t, 2, run(t.Context(), args, env), "args %q", args)
 		assert.NotEmpty(t, stderr.String())
 	}
 }
@@ -256,7 +255,7 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
 	defer ext.Close()
 	var stderr bytes.Buffer
-	env := hostcmd.Env{
+	env := env{
 		Getenv:        func(k string) string { return vars[k] },
 		Stdout:        io.Discard,
 		Stderr:        &stderr,
@@ -266,7 +265,7 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 	}
 	code := make(chan int, 1)
 	go func() {
-		code <- hostcmd.Run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, env)
+		code <- run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, env)
 	}()
 
 	var resp *http.Response
