@@ -53,7 +53,12 @@
 // stays up). Requests in flight per connection: DefaultMaxInFlight.
 // Connections: DefaultMaxConnections. Bytes queued for a client that does
 // not read: DefaultMaxQueuedBytes, after which it is disconnected so that
-// it cannot hold the others up. Client frames: DefaultMaxResponseSize.
+// it cannot hold the others up. Client frames: DefaultMaxResponseSize
+// read; requests over ClientOptions.MaxRequestSize (DefaultMaxRequestSize)
+// are refused before they are written. [Server.Serve] retries failed
+// accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
+// keep-alive connections idle for DefaultHTTPIdleTimeout and keeps at most
+// DefaultMaxIdleHTTPConns connections without a request in progress.
 // Every limit is checked before allocating.
 //
 // # Concurrency
