@@ -50,7 +50,7 @@ func serve(ctx context.Context, origin string, env env) error {
 	defer fail(nil)
 	var wg sync.WaitGroup
 	listenCtx, cancelListen := context.WithTimeout(ctx, 5*time.Second)
-	l, err := agentproto.ListenUnix(listenCtx, cfg.SocketPath)
+	l, err := env.ListenAgents(listenCtx, cfg.SocketPath)
 	cancelListen()
 	if err != nil {
 		log.Error("weboperator-host: agent socket unavailable", "err", err)

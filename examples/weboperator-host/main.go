@@ -21,11 +21,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -54,6 +56,8 @@ type env struct {
 	// OpenLink opens the connection to the browser (nativemsg.OpenStdio
 	// with the host's buffering).
 	OpenLink func() (*nativemsg.Conn, error)
+	// ListenAgents opens the agent socket (agentproto.ListenUnix).
+	ListenAgents func(ctx context.Context, path string) (net.Listener, error)
 	// ShutdownGrace bounds the wait for replies to flush at exit.
 	// Zero means one second: the browser kills the host two seconds
 	// after closing its input.
@@ -63,11 +67,12 @@ type env struct {
 // osEnv is the real process environment.
 func osEnv() env {
 	return env{
-		Getenv:     os.Getenv,
-		Stdout:     os.Stdout,
-		Stderr:     os.Stderr,
-		Executable: os.Executable,
-		OpenLink:   openStdio,
+		Getenv:       os.Getenv,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		Executable:   os.Executable,
+		OpenLink:     openStdio,
+		ListenAgents: agentproto.ListenUnix,
 	}
 }
 

@@ -261,6 +261,7 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 		Stderr:        &stderr,
 		Executable:    os.Executable,
 		OpenLink:      func() (*nativemsg.Conn, error) { return hostEnd, nil },
+		ListenAgents:  agentproto.ListenUnix,
 		ShutdownGrace: time.Minute,
 	}
 	code := make(chan int, 1)
@@ -369,4 +370,55 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// brokenListener fails every Accept with an error Serve cannot retry.
+type brokenListener struct{ net.Listener }
+
+func (brokenListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept: the listener broke for good")
+}
+
+// When the agent server stops for any reason but the host's own shutdown,
+// the host logs it and exits with status 1 (the browser starts a new one
+// when the extension reconnects), instead of living on without its
+// socket (issue 10 item 3).
+func TestHostExitsWhenTheAgentSocketFails(t *testing.T) {
+	dir, err := os.MkdirTemp("", "woh")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	vars := map[string]string{
+		"WEBOPERATOR_API_TOKEN":    "test-token",
+		"WEBOPERATOR_AGENT_SOCKET": filepath.Join(dir, "bridge.sock"),
+		"WEBOPERATOR_BRIDGE_PORT":  "0",
+	}
+	// In-memory, so that closing the host's end interrupts its read
+	// (nativemsg.OSPipe's ends are in blocking mode: see issue 9).
+	hostEnd, browserEnd := nativemsg.Pipe()
+	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
+	defer ext.Close()
+	stderr := &lockedBuffer{}
+	e := env{
+		Getenv:     func(k string) string { return vars[k] },
+		Stdout:     io.Discard,
+		Stderr:     stderr,
+		Executable: os.Executable,
+		OpenLink:   func() (*nativemsg.Conn, error) { return hostEnd, nil },
+		ListenAgents: func(ctx context.Context, path string) (net.Listener, error) {
+			l, err := agentproto.ListenUnix(ctx, path)
+			return brokenListener{l}, err
+		},
+	}
+	code := make(chan int, 1)
+	go func() { code <- run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, e) }()
+	select {
+	case c := <-code:
+		assert.Equal(t, 1, c)
+	case <-time.After(10 * time.Second):
+		ext.Vanish()
+		<-code
+		t.Fatalf("the host went on without its agent socket; its log:\n%s", stderr)
+	}
+	assert.Contains(t, stderr.String(), "agent socket failed")
+	assert.Contains(t, stderr.String(), "the listener broke for good")
 }
