@@ -85,6 +85,16 @@ func Run(ctx context.Context, opts Options) error {
 	if out == nil {
 		out = os.Stdout
 	}
+	if opts.ScreenshotDir != "" {
+		// Fail now rather than after the browser steps have run.
+		info, err := os.Stat(opts.ScreenshotDir)
+		if err != nil {
+			return fmt.Errorf("screenshots folder: %w", err)
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("screenshots folder: %s is not a folder", opts.ScreenshotDir)
+		}
+	}
 	dir, err := os.MkdirTemp("", "agentbridge-demo-")
 	if err != nil {
 		return err

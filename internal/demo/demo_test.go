@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,9 +73,25 @@ func TestRunFailsForABadChromiumPath(t *testing.T) {
 func TestRunEverythingInChromium(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	shots := t.TempDir()
+	// The run's temporary folder, the host's build and Chromium's own
+	// folders all go in TMPDIR; nothing may be left there. (A short TMPDIR,
+	// as /tmp is, so that Chromium's TMPDIR is inside the run's folder.)
+	tmp, err := os.MkdirTemp("", "d")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out, ScreenshotDir: shots})
+	err = Run(t.Context(), Options{Out: &out, ScreenshotDir: shots})
 	require.NoError(t, err, "the tour's output:\n%s", out.String())
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	for _, e := range left {
+		t.Errorf("left in the temporary folder: %s", e.Name())
+	}
+	m := regexp.MustCompile(`Chromium's TMPDIR: (\S+)`).FindStringSubmatch(out.String())
+	require.Len(t, m, 2)
+	assert.True(t, strings.HasPrefix(m[1], tmp+string(filepath.Separator)), "Chromium's TMPDIR %s is not in the run's folder", m[1])
+	assert.NoDirExists(t, m[1])
 	s := out.String()
 	assertNonBrowserSteps(t, s)
 	var data []byte
@@ -95,7 +112,7 @@ func TestRunEverythingInChromium(t *testing.T) {
 	assert.NoError(t, err)
 
 	// Nothing is left running: neither Chromium nor the host it started.
-	for _, re := range []string{`Chromium started \(pid (\d+)\)`, `the Go host \(pid \[(\d+)\]\)`} {
+	for _, re := range []string{`Chromium started \(pid (\d+)\)`, `the Go host \(pid (\d+)\)`} {
 		m := regexp.MustCompile(re).FindStringSubmatch(s)
 		require.Len(t, m, 2, re)
 		pid, _ := strconv.Atoi(m[1])
@@ -140,4 +157,65 @@ func TestSummaryFailsWhenAStepFails(t *testing.T) {
 	err := printSummary(&out, []result{{name: "a", status: "ok"}, {name: "b", status: "FAILED", summary: "error: boom"}})
 	require.EqualError(t, err, "1 of 2 steps failed")
 	assert.Regexp(t, `b\s+FAILED\s+0s\s+error: boom`, out.String())
+}
+
+func TestPidList(t *testing.T) {
+	assert.Equal(t, "pid unknown", pidList(nil))
+	assert.Equal(t, "pid 17779", pidList([]int{17779}))
+	assert.Equal(t, "pids 17779, 17781", pidList([]int{17779, 17781}))
+}
+
+// TestRunRefusesABadScreenshotsFolder: a --screenshots folder that is not
+// there fails the run before any step, not after the browser steps.
+func TestRunRefusesABadScreenshotsFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), file} {
+		var out bytes.Buffer
+		err := Run(t.Context(), Options{Out: &out, ScreenshotDir: dir})
+		assert.ErrorContains(t, err, "screenshots folder", dir)
+		assert.Empty(t, out.String(), dir)
+	}
+}
+
+// TestRunWithNoBrowser: --no-browser skips the browser steps even when
+// Chromium is there, and the tour succeeds.
+func TestRunWithNoBrowser(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Out: &out, NoBrowser: true})
+	require.NoError(t, err, "the tour's output:\n%s", out.String())
+	s := out.String()
+	assertNonBrowserSteps(t, s)
+	assert.Regexp(t, `Chromium with the reference extension\s+skipped\s+\S+\s+--no-browser given`, s)
+	assert.NotContains(t, s, "Chromium started")
+	assert.NotContains(t, s, "FAILED")
+}
+
+// TestChromiumTempDir: Chromium's TMPDIR is a private folder in the run's
+// folder, or in /tmp when a socket path there would be too long for
+// Chromium to start; either goes at the end of the tour.
+func TestChromiumTempDir(t *testing.T) {
+	short, err := os.MkdirTemp("", "d")
+	require.NoError(t, err)
+	defer os.RemoveAll(short)
+	long := filepath.Join(t.TempDir(), strings.Repeat("long-folder-name/", 5))
+	require.NoError(t, os.MkdirAll(long, 0o700))
+	require.False(t, singletonSocketFits(long))
+
+	for _, runDir := range []string{short, long} {
+		r := &runner{dir: runDir}
+		dir, err := r.chromiumTempDir()
+		require.NoError(t, err)
+		assert.DirExists(t, dir)
+		assert.True(t, singletonSocketFits(dir), dir)
+		if runDir == short {
+			assert.Equal(t, filepath.Join(short, "tmp"), dir)
+			assert.Empty(t, r.cleanups)
+		} else {
+			assert.NotContains(t, dir, runDir)
+			require.Len(t, r.cleanups, 1)
+			r.cleanups[0]()
+			assert.NoDirExists(t, dir)
+		}
+	}
 }
