@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,9 @@ const chromiumMissing = "Chromium not found, so the browser half of the tour did
 func launchStep(ctx context.Context, r *runner) (string, error) {
 	if r.opts.NoBrowser {
 		return "", skip("--no-browser given")
+	}
+	if err := checkDisplay(r.opts.Headful, runtime.GOOS, os.Getenv); err != nil {
+		return "", err
 	}
 	chromium, err := browsertest.FindChromium(r.opts.Chromium)
 	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" {
@@ -105,15 +109,33 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	r.atEnd(func() { _ = b.Close() })
 	r.logf("Chromium started (pid %d) with the reference extension %s", b.Pid(), extension.ID)
 
+	// Wait for both sides, but not for a browser that is gone: a Chromium
+	// that cannot start (no display for --headful, a broken install)
+	// exits at once.
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	wctx, cancelExited := context.WithCancelCause(wctx)
+	defer cancelExited(nil)
+	go func() {
+		select {
+		case <-b.Exited():
+			cancelExited(&exitedError{output: lastLines(b.Output(), 3)})
+		case <-wctx.Done():
+		}
+	}()
 	agent, err := browsertest.DialAgent(wctx, socket, apiToken)
 	if err != nil {
+		if exited := (*exitedError)(nil); errors.As(context.Cause(wctx), &exited) {
+			err = exited
+		}
 		return "", fmt.Errorf("the native host never came online: %w", err)
 	}
 	r.atEnd(func() { agent.Close() })
 	r.logf("Chromium started the Go host (%s); its socket %s answers, extension online", pidList(b.HostPids()), socket)
 	if err := hub.WaitConnected(wctx); err != nil {
+		if exited := (*exitedError)(nil); errors.As(context.Cause(wctx), &exited) {
+			err = exited
+		}
 		return "", fmt.Errorf("the extension never dialed the hub: %w", err)
 	}
 	info, _ := hub.Extension()
@@ -299,6 +321,42 @@ func extensionBridgeStep(ctx context.Context, r *runner) (string, error) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// checkDisplay refuses --headful where a window cannot open: on Linux and
+// the BSDs Chromium needs an X or Wayland display, and without one exits
+// at once with an error only its own log shows.
+func checkDisplay(headful bool, goos string, getenv func(string) string) error {
+	switch goos {
+	case "darwin", "windows", "ios", "android":
+		return nil
+	}
+	if headful && getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+		return errors.New("--headful needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run without --headful for headless Chromium")
+	}
+	return nil
+}
+
+// exitedError reports a browser that exited before both of its sides came
+// online.
+type exitedError struct{ output string }
+
+func (e *exitedError) Error() string {
+	return "the browser exited; Chromium's last output: " + e.output
+}
+
+// lastLines returns the last n non-empty lines of out, joined with " | ".
+func lastLines(out []byte, n int) string {
+	var lines []string
+	for l := range strings.Lines(string(out)) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "(none)"
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
 // pidList says which processes pids are: "pid 17779", "pids 17779, 17781".

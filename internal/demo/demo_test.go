@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,4 +219,48 @@ func TestChromiumTempDir(t *testing.T) {
 			assert.NoDirExists(t, dir)
 		}
 	}
+}
+
+func TestCheckDisplay(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	none := env(nil)
+	assert.NoError(t, checkDisplay(false, "linux", none), "headless needs no display")
+	assert.ErrorContains(t, checkDisplay(true, "linux", none), "--headful needs a display")
+	assert.ErrorContains(t, checkDisplay(true, "freebsd", none), "--headful needs a display")
+	assert.NoError(t, checkDisplay(true, "linux", env(map[string]string{"DISPLAY": ":0"})))
+	assert.NoError(t, checkDisplay(true, "linux", env(map[string]string{"WAYLAND_DISPLAY": "wayland-0"})))
+	assert.NoError(t, checkDisplay(true, "darwin", none), "macOS has no DISPLAY")
+}
+
+// TestRunFailsFastWhenChromiumExits: a browser that exits at start fails
+// the step at once with its own words, instead of after the 30 s wait for
+// the native host.
+func TestRunFailsFastWhenChromiumExits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the harness tracks Chromium's processes through /proc")
+	}
+	fake := filepath.Join(t.TempDir(), "chromium")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'Missing X server or $DISPLAY' >&2\nexit 1\n"), 0o755))
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Out: &out, Chromium: fake})
+	require.EqualError(t, err, "1 of 8 steps failed")
+	assert.Contains(t, out.String(), "the native host never came online: the browser exited; Chromium's last output: Missing X server or $DISPLAY")
+	assert.NotContains(t, out.String(), "deadline exceeded")
+}
+
+// TestRunHeadfulWithoutADisplay: --headful with no display fails the
+// browser step with what to do, before starting anything.
+func TestRunHeadfulWithoutADisplay(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only: Chromium there needs DISPLAY or WAYLAND_DISPLAY")
+	}
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	var out bytes.Buffer
+	err := Run(t.Context(), Options{Out: &out, Headful: true, Chromium: filepath.Join(t.TempDir(), "never-started")})
+	require.EqualError(t, err, "1 of 8 steps failed")
+	assert.Regexp(t, `FAILED: --headful needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run without --headful`, out.String())
+	assert.NotContains(t, out.String(), "building examples/weboperator-host")
 }
