@@ -26,6 +26,11 @@ import (
 // indentation removed, without its trailing "// Output:" comment. A marker
 // may instead name a whole .go file (<!-- example: ./examples/x/main.go -->),
 // which the block must then copy in full.
+//
+// An Example without an "// Output:" comment is compiled but not run,
+// which suits a snippet that takes over stdio or needs a real socket. A
+// snippet that needs a *testing.T (test helpers) may copy a Test function
+// instead.
 func TestREADMEGoBlocks(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
@@ -157,8 +162,8 @@ func exampleSource(root, path, name string) (text, src string, err error) {
 		}
 		return string(data), path, nil
 	}
-	if !strings.HasPrefix(name, "Example") {
-		return "", "", fmt.Errorf("marker names %s, which is not an Example function", name)
+	if !strings.HasPrefix(name, "Example") && !strings.HasPrefix(name, "Test") {
+		return "", "", fmt.Errorf("marker names %s, which is not an Example (or Test) function", name)
 	}
 	files, err := filepath.Glob(filepath.Join(full, "*_test.go"))
 	if err != nil || len(files) == 0 {
@@ -260,6 +265,8 @@ func TestCheckGoBlocks(t *testing.T) {
 		"import \"fmt\"\n\n"+
 		"func ExampleHello() {\n\tmsg := \"hi\"\n\tif msg != \"\" {\n\t\tfmt.Println(msg)\n\t}\n\t// Output: hi\n}\n\n"+
 		"func helper() {}\n")
+	writeFile(t, filepath.Join(root, "pkg", "hello_test.go"), "package pkg_test\n\nimport \"testing\"\n\n"+
+		"func TestHello(t *testing.T) {\n\tt.Log(\"hi\")\n}\n")
 	writeFile(t, filepath.Join(root, "cmd", "main.go"), "package main\n\nfunc main() {}\n")
 	body := "msg := \"hi\"\nif msg != \"\" {\n\tfmt.Println(msg)\n}\n"
 	block := func(marker, info, text string) string {
@@ -282,7 +289,8 @@ func TestCheckGoBlocks(t *testing.T) {
 			[]string{"drifted", "block line 5", "extra()"}},
 		{"no marker", block("", "go", body), []string{"README.md:5 (## Section, Go block 1): no marker", `"msg := \"hi\""`}},
 		{"missing function", block("<!-- example: ./pkg ExampleBye -->", "go", body), []string{"no function ExampleBye"}},
-		{"not an Example", block("<!-- example: ./pkg helper -->", "go", body), []string{"not an Example function"}},
+		{"not an Example", block("<!-- example: ./pkg helper -->", "go", body), []string{"not an Example (or Test) function"}},
+		{"a Test function", block("<!-- example: ./pkg TestHello -->", "go", "t.Log(\"hi\")\n"), nil},
 		{"missing folder", block("<!-- example: ./nope ExampleHello -->", "go", body), []string{"no _test.go files in ./nope"}},
 		{"outside the module", block("<!-- example: ../pkg ExampleHello -->", "go", body), []string{"stay inside"}},
 		{"unlabelled Go", block("", "", "x := 1\n"), []string{"looks like Go but is not labelled"}},
