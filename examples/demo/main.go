@@ -4,7 +4,20 @@
 //
 // Each step exercises one part of the SDK for real and prints what it does;
 // a summary table ends the run, and the exit status is non-zero when any
-// step failed.
+// step failed. The steps, each reading as an example of its package:
+//
+//   - native.go: nativemsg frames over an in-memory pipe, the size limit,
+//     a native host manifest;
+//   - webagents.go: the demo shop (internal/shop, on webagents' handler), then
+//     discovery, a paced batch with a $ref, and a write refused without
+//     consent, from webagents' client;
+//   - browser.go: an extbridge hub, the weboperator-host example as
+//     Chromium's native host, and the same shop driven through agentproto's
+//     client and through the hub.
+//
+// demo.go runs the steps and prints the summary; the browser steps use
+// the module's test harness (internal/browsertest) to start Chromium with
+// the reference extension.
 package main
 
 import (
@@ -16,8 +29,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/agentbridge/agentbridge/internal/demo"
 )
 
 func main() {
@@ -31,14 +42,14 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := demo.Run(ctx, opts); err != nil {
+	if err := Run(ctx, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
 // newFlagSet returns the demo's flags, which set opts.
-func newFlagSet(opts *demo.Options, output io.Writer) *flag.FlagSet {
+func newFlagSet(opts *Options, output io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
@@ -55,17 +66,17 @@ func newFlagSet(opts *demo.Options, output io.Writer) *flag.FlagSet {
 
 // parseFlags reads the command line into the demo's options. Errors (and
 // -h) are printed to output, with the usage.
-func parseFlags(args []string, output io.Writer) (demo.Options, error) {
-	var opts demo.Options
+func parseFlags(args []string, output io.Writer) (Options, error) {
+	var opts Options
 	fs := newFlagSet(&opts, output)
 	if err := fs.Parse(args); err != nil {
-		return demo.Options{}, err
+		return Options{}, err
 	}
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("unexpected argument %q", fs.Arg(0))
 		fmt.Fprintln(output, err)
 		fs.Usage()
-		return demo.Options{}, err
+		return Options{}, err
 	}
 	return opts, nil
 }

@@ -11,32 +11,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/demo"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
 		args []string
-		want demo.Options
+		want Options
 	}{
-		{nil, demo.Options{}},
-		{[]string{"--headful"}, demo.Options{Headful: true}},
-		{[]string{"--chromium", "/opt/chromium/chrome"}, demo.Options{Chromium: "/opt/chromium/chrome"}},
-		{[]string{"--chromium=/usr/bin/chromium"}, demo.Options{Chromium: "/usr/bin/chromium"}},
-		{[]string{"--screenshots", "shots"}, demo.Options{ScreenshotDir: "shots"}},
-		{[]string{"--no-browser"}, demo.Options{NoBrowser: true}},
-		{[]string{"--keep"}, demo.Options{KeepTemp: true}},
-		{[]string{"-keep", "-no-browser"}, demo.Options{KeepTemp: true, NoBrowser: true}},
+		{nil, Options{}},
+		{[]string{"--headful"}, Options{Headful: true}},
+		{[]string{"--chromium", "/opt/chromium/chrome"}, Options{Chromium: "/opt/chromium/chrome"}},
+		{[]string{"--chromium=/usr/bin/chromium"}, Options{Chromium: "/usr/bin/chromium"}},
+		{[]string{"--screenshots", "shots"}, Options{ScreenshotDir: "shots"}},
+		{[]string{"--no-browser"}, Options{NoBrowser: true}},
+		{[]string{"--keep"}, Options{KeepTemp: true}},
+		{[]string{"-keep", "-no-browser"}, Options{KeepTemp: true, NoBrowser: true}},
 		{
 			[]string{"--headful", "--chromium", "/c", "--screenshots", "/s", "--no-browser", "--keep"},
-			demo.Options{Headful: true, Chromium: "/c", ScreenshotDir: "/s", NoBrowser: true, KeepTemp: true},
+			Options{Headful: true, Chromium: "/c", ScreenshotDir: "/s", NoBrowser: true, KeepTemp: true},
 		},
 	}
 	for _, tt := range tests {
@@ -80,8 +74,8 @@ func TestMessagesNameWorkingFlags(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no Chromium: the tour says how to get it
 	t.Setenv(browsertest.ChromiumEnv, "")
 	var out bytes.Buffer
-	require.NoError(t, demo.Run(t.Context(), demo.Options{Out: &out}), out.String())
-	require.NoError(t, demo.Run(t.Context(), demo.Options{Out: &out, NoBrowser: true}), out.String())
+	require.NoError(t, Run(t.Context(), Options{Out: &out}), out.String())
+	require.NoError(t, Run(t.Context(), Options{Out: &out, NoBrowser: true}), out.String())
 	uses := flagUse.FindAllStringSubmatch(out.String(), -1)
 	require.NotEmpty(t, uses, "the tour's skip messages name no flag:\n%s", out.String())
 	seen := map[string]bool{}
@@ -107,7 +101,7 @@ func TestREADMEFlags(t *testing.T) {
 	require.True(t, ok, "the README's demo section lists no flags")
 	flags, _, _ = strings.Cut(flags, "\n\n")
 
-	var opts demo.Options
+	var opts Options
 	fs := newFlagSet(&opts, io.Discard)
 	named := map[string]bool{}
 	for _, m := range flagUse.FindAllStringSubmatch(flags, -1) {

@@ -1,7 +1,8 @@
-// Package demo is the guided tour `go run ./examples/demo` runs: each step
-// exercises one part of the SDK for real on this machine, prints what it
-// does as it goes, and ends in a summary table.
-package demo
+package main
+
+// The tour: each step exercises one part of the SDK for real on this
+// machine, prints what it does as it goes, and the run ends in a summary
+// table.
 
 import (
 	"context"
