@@ -57,7 +57,7 @@ func newFlagSet(opts *Options, output io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.BoolVar(&opts.Headful, "headful", false, "show the browser window instead of running Chromium headless (needs a display)")
-	fs.StringVar(&opts.Chromium, "chromium", "", "the Chromium executable at `PATH` (default: chromium on $PATH, or $AGENTBRIDGE_CHROMIUM)")
+	fs.StringVar(&opts.Chromium, "chromium", "", "the Chromium executable at `PATH` (default: $AGENTBRIDGE_CHROMIUM, else chromium on $PATH)")
 	fs.StringVar(&opts.ScreenshotDir, "screenshots", "", "save the browser steps' screenshots in the existing folder `DIR` (default: the system's temporary folder)")
 	fs.BoolVar(&opts.NoBrowser, "no-browser", false, "skip the browser steps even when Chromium is installed")
 	fs.BoolVar(&opts.KeepTemp, "keep", false, "keep the temporary folder and print its path")
