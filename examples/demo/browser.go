@@ -44,7 +44,7 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 		return "", err
 	}
 	chromium, err := browsertest.FindChromium(r.opts.Chromium)
-	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" {
+	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" && os.Getenv(browsertest.ChromiumEnv) == "" {
 		return "", skip(chromiumMissing)
 	}
 	if err != nil {

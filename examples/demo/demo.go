@@ -24,10 +24,10 @@ type Options struct {
 	Out io.Writer
 	// KeepTemp keeps the temporary folder and prints its path.
 	KeepTemp bool
-	// Chromium is the browser executable; "" looks for Chromium on PATH
-	// (and $AGENTBRIDGE_CHROMIUM). When none is found the browser steps
-	// are skipped with instructions; a path given here that does not work
-	// fails them.
+	// Chromium is the browser executable; "" means $AGENTBRIDGE_CHROMIUM,
+	// else Chromium on PATH. When none is found on PATH the browser steps
+	// are skipped with instructions; a path given here or in
+	// $AGENTBRIDGE_CHROMIUM that does not work fails them.
 	Chromium string
 	// Headful shows the browser window instead of running headless.
 	Headful bool

@@ -69,6 +69,15 @@ func TestRunFailsForABadChromiumPath(t *testing.T) {
 	err := Run(t.Context(), Options{Out: &out, Chromium: filepath.Join(t.TempDir(), "no-such-browser"), NoBrowser: false})
 	require.EqualError(t, err, "1 of 8 steps failed")
 	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
+
+	// A path in $AGENTBRIDGE_CHROMIUM is as explicit as --chromium: it
+	// fails rather than being skipped as "not installed".
+	t.Setenv(browsertest.ChromiumEnv, filepath.Join(t.TempDir(), "no-such-browser"))
+	out.Reset()
+	err = Run(t.Context(), Options{Out: &out})
+	require.EqualError(t, err, "1 of 8 steps failed")
+	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
+	assert.NotContains(t, out.String(), "sudo apt-get install chromium")
 }
 
 func TestRunEverythingInChromium(t *testing.T) {
