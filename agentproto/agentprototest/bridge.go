@@ -10,9 +10,9 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// Listener is an in-memory net.Listener: Dial returns one end of a
-// net.Pipe and Accept the other. It needs no file system and works inside
-// testing/synctest bubbles. Its address, and both ends' addresses, are
+// Listener is an in-memory [net.Listener]: [Listener.Dial] returns one end
+// of a [net.Pipe] and [Listener.Accept] the other. It needs no file system
+// and works inside [testing/synctest] bubbles. Its address, and both ends' addresses, are
 // network "memnet", "agentprototest". Its methods are safe for concurrent
 // use.
 type Listener struct {
@@ -25,11 +25,11 @@ func NewListener() *Listener {
 }
 
 // Accept waits for the next Dial. After Close it returns an error matching
-// net.ErrClosed.
+// [net.ErrClosed].
 func (l *Listener) Accept() (net.Conn, error) { return l.l.Accept() }
 
 // Dial connects to the listener. It fails with an error matching
-// net.ErrClosed once the listener is closed, or with ctx's error.
+// [net.ErrClosed] once the listener is closed, or with ctx's error.
 func (l *Listener) Dial(ctx context.Context) (net.Conn, error) { return l.l.Dial(ctx) }
 
 // Close stops Accept and Dial. It is idempotent. Connections already made
