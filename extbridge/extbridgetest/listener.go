@@ -13,13 +13,12 @@ const ListenerPort = 52789
 
 // Listener is an in-memory [net.Listener] whose connections are [net.Pipe]
 // pairs, for serving a hub without a socket
-// ([github.com/agentbridge/agentbridge/extbridge.Hub.Serve] accepts
-// it). Its
-// connections report loopback TCP addresses (the server end
-// 127.0.0.1:52789), as a hub serving on 127.0.0.1 would see. Created inside
-// a [testing/synctest] bubble, reads, writes and deadlines on its connections
-// block durably and follow the bubble's fake clock. Its methods are safe
-// for concurrent use.
+// ([github.com/agentbridge/agentbridge/extbridge.Hub.Serve] accepts it).
+// Its connections report loopback TCP addresses (the server end
+// 127.0.0.1:52789), as a hub serving on 127.0.0.1 would see. Created
+// inside a [testing/synctest] bubble, reads, writes and deadlines on its
+// connections block durably and follow the bubble's fake clock. Its
+// methods are safe for concurrent use.
 type Listener struct {
 	l *memnet.Listener
 }
