@@ -128,8 +128,12 @@ func checkGoBlocks(readme []byte, root string) (int, []string) {
 		}
 		goBlocks++
 		if m == nil {
+			marker := "<!-- example: ./PKG ExampleName -->"
+			if found := findCopies(root, f.text); len(found) > 0 {
+				marker = "<!-- example: " + found[0] + " -->" + " (the block is a copy of it)"
+			}
 			problems = append(problems, fmt.Sprintf("%s: no marker names the Example it copies; put\n"+
-				"\t<!-- example: ./PKG ExampleName -->\non the line before it (the block starts %q)", where, firstLine(f.text)))
+				"\t%s\non the line before it (the block starts %q)", where, marker, firstLine(f.text)))
 			continue
 		}
 		want, src, err := exampleSource(root, m[1], m[2])
@@ -190,6 +194,52 @@ func exampleSource(root, path, name string) (text, src string, err error) {
 		}
 	}
 	return "", "", fmt.Errorf("marker: no function %s in %s's tests", name, path)
+}
+
+// findCopies returns the markers ("./pkg ExampleName") of the Example and
+// Test functions under root whose body is text, to suggest for a block
+// without a marker.
+func findCopies(root, text string) []string {
+	var found []string
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, data, parser.ParseComments)
+		if err != nil {
+			return nil
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil ||
+				!strings.HasPrefix(fn.Name.Name, "Example") && !strings.HasPrefix(fn.Name.Name, "Test") {
+				continue
+			}
+			if firstDifference(text, exampleBody(fset, f, fn, data)) == "" {
+				dir := "./" + filepath.ToSlash(mustRel(root, filepath.Dir(path)))
+				if dir == "./." {
+					dir = "."
+				}
+				found = append(found, dir+" "+fn.Name.Name)
+			}
+		}
+		return nil
+	})
+	return found
 }
 
 // exampleBody returns fn's body as a README block shows it: the lines
@@ -287,7 +337,9 @@ func TestCheckGoBlocks(t *testing.T) {
 			[]string{"drifted", "block line 2: the README stops"}},
 		{"README longer", block("<!-- example: ./pkg ExampleHello -->", "go", body+"extra()\n"),
 			[]string{"drifted", "block line 5", "extra()"}},
-		{"no marker", block("", "go", body), []string{"README.md:5 (## Section, Go block 1): no marker", `"msg := \"hi\""`}},
+		{"no marker", block("", "go", "other()\n"), []string{"README.md:5 (## Section, Go block 1): no marker",
+			"<!-- example: ./PKG ExampleName -->", `"other()"`}},
+		{"no marker on a copy", block("", "go", body), []string{"no marker", "<!-- example: ./pkg ExampleHello --> (the block is a copy of it)"}},
 		{"missing function", block("<!-- example: ./pkg ExampleBye -->", "go", body), []string{"no function ExampleBye"}},
 		{"not an Example", block("<!-- example: ./pkg helper -->", "go", body), []string{"not an Example (or Test) function"}},
 		{"a Test function", block("<!-- example: ./pkg TestHello -->", "go", "t.Log(\"hi\")\n"), nil},
