@@ -87,6 +87,11 @@ func (l *Listener) Accept() (net.Conn, error) {
 // [net.ErrClosed] when the listener is closed, or with ctx's error when
 // ctx ends first; the pipe is closed then.
 func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
+	// Checked first: the select below picks at random among ready cases,
+	// and a waiting Accept must not win over an ended context.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	client := l.addr
 	if l.clientAddr != nil {
 		l.mu.Lock()

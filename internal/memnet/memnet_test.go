@@ -139,6 +139,39 @@ func TestDialHonoursContext(t *testing.T) {
 	})
 }
 
+// TestDialWithEndedContext: a Dial whose context has ended fails, even
+// with an Accept ready to take the connection.
+func TestDialWithEndedContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := memnet.NewListener(nil)
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					close(accepted)
+					return
+				}
+				accepted <- c
+			}
+		}()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		for range 20 {
+			synctest.Wait() // Accept is waiting
+			c, err := l.Dial(ctx)
+			if !assert.ErrorIs(t, err, context.Canceled) {
+				c.Close()
+				(<-accepted).Close()
+			}
+		}
+		l.Close()
+		for c := range accepted {
+			c.Close()
+		}
+	})
+}
+
 // TestConcurrentDials: many goroutines dial at once; every connection is
 // accepted exactly once and paired with its own dialer.
 func TestConcurrentDials(t *testing.T) {
