@@ -591,8 +591,9 @@ func (c *serverConn) readLoop() {
 				// The client may still be writing the frame: reading it
 				// away lets its write end, and the error reach it, where
 				// closing with unread bytes would reset the connection.
-				c.nc.SetReadDeadline(time.Now().Add(drainTimeout))
-				io.CopyN(io.Discard, br, int64(fse.Size))
+				if c.nc.SetReadDeadline(time.Now().Add(drainTimeout)) == nil {
+					io.CopyN(io.Discard, br, int64(fse.Size))
+				}
 				c.closeAfterFlush()
 				return
 			case errors.Is(err, nativemsg.ErrEmptyFrame):
