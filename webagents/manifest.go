@@ -68,7 +68,7 @@ type Action struct {
 	// PathPrefixes are the page paths the action is relevant for.
 	PathPrefixes []string `json:"pathPrefixes,omitempty"`
 
-	input *jsonschema.Schema // compiled InputSchema, nil when absent
+	input *compiledSchema // compiled InputSchema, nil when absent
 }
 
 // Manifest is a parsed, validated WebAgents manifest with every default
@@ -102,6 +102,11 @@ type ParseOptions struct {
 	// document, as the checker does. Otherwise the first block is used and
 	// the others are reported in Warnings, as the client does.
 	Strict bool
+	// MaxSchemaCost is the most an inputSchema or outputSchema may cost to
+	// validate with (see [DefaultMaxSchemaCost], the default when 0). A
+	// schema over it makes the manifest invalid with a "schema too complex"
+	// problem at the schema's path.
+	MaxSchemaCost int64
 }
 
 // ParseDocument parses a discovery document: raw JSON (trimmed text starting
@@ -376,10 +381,10 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 			}
 		}
 		if s, ok := obj["inputSchema"].(map[string]any); ok {
-			a.InputSchema, a.input = v.compileSchema(path+".inputSchema", s)
+			a.InputSchema, a.input = v.compileSchema(path+".inputSchema", s, opts.MaxSchemaCost)
 		}
 		if s, ok := obj["outputSchema"].(map[string]any); ok {
-			a.OutputSchema, _ = v.compileSchema(path+".outputSchema", s)
+			a.OutputSchema, _ = v.compileSchema(path+".outputSchema", s, opts.MaxSchemaCost)
 		}
 		m.Actions[name] = a
 	}
@@ -469,7 +474,7 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func (v *validator) compileSchema(path string, s map[string]any) (json.RawMessage, *jsonschema.Schema) {
+func (v *validator) compileSchema(path string, s map[string]any, maxCost int64) (json.RawMessage, *compiledSchema) {
 	raw, err := marshalCompact(s)
 	if err != nil {
 		v.problem(path, "cannot be serialized")
@@ -479,7 +484,15 @@ func (v *validator) compileSchema(path string, s map[string]any) (json.RawMessag
 		v.problem(path, fmt.Sprintf("is %d characters serialized; the limit is %d", n, MaxSchemaChars))
 		return raw, nil
 	}
-	compiled, err := compileUserSchema(raw)
+	if maxCost <= 0 {
+		maxCost = DefaultMaxSchemaCost
+	}
+	compiled, err := compileUserSchema(raw, maxCost)
+	var tooComplex *SchemaComplexityError
+	if errors.As(err, &tooComplex) {
+		v.problem(path, tooComplex.Error())
+		return raw, nil
+	}
 	if err != nil {
 		v.problem(path, "does not compile as JSON Schema: "+schemaErrorMessage(err))
 		return raw, nil
