@@ -12,17 +12,64 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
+// Default budgets of a [Client]. A site is hostile input: one that trickles
+// a byte a second must not hold an agent forever, and discovery that fails
+// must fall back to normal browsing, not hang.
+const (
+	// DefaultDiscoverTimeout bounds Discover (both documents) when the
+	// caller's context has no deadline.
+	DefaultDiscoverTimeout = 10 * time.Second
+	// DefaultCheckTimeout bounds Check (four requests) when the caller's
+	// context has no deadline.
+	DefaultCheckTimeout = 20 * time.Second
+	// DefaultRunTimeout bounds Run (discovery and the batch, whose server
+	// deadline is 30 s by default) when the caller's context has no
+	// deadline.
+	DefaultRunTimeout = 45 * time.Second
+	// MaxResponseHeaderBytes bounds the response headers the Client's own
+	// transport reads (used when Client.HTTPClient is nil).
+	MaxResponseHeaderBytes = 64 << 10
+)
+
+// Response bodies are capped on every fetch: a discovery document at
+// 4 × MaxDocumentChars bytes (and MaxDocumentChars code points), a batch
+// response at TransportLimitBytes, the body of a failed or non-JSON batch
+// response kept in a RunResult at maxRawBody bytes. HEAD bodies are never
+// read.
+const maxRawBody = 64 << 10
+
+// defaultTransport is the transport of a Client without an HTTPClient: the
+// standard one with a cap on response headers.
+var defaultTransport = sync.OnceValue(func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
+	return t
+})
+
 // Client is the agent side of WebAgents: discovery, the checker and batch
 // runs. The zero value is ready to use. A Client is safe for concurrent use.
 type Client struct {
-	// HTTPClient sends the requests; nil means http.DefaultClient. Its
-	// CheckRedirect is replaced: discovery follows at most 5 same-origin
-	// redirects and the workflow endpoint is never followed.
+	// HTTPClient sends the requests; nil means a client with the standard
+	// transport whose response headers are capped at
+	// MaxResponseHeaderBytes. Its CheckRedirect is replaced: discovery
+	// follows at most 5 same-origin redirects and the workflow endpoint is
+	// never followed. Its Timeout, if any, applies to each request.
 	HTTPClient *http.Client
+	// DiscoverTimeout bounds Discover when ctx has no deadline; 0 means
+	// DefaultDiscoverTimeout, a negative value no bound.
+	DiscoverTimeout time.Duration
+	// CheckTimeout bounds Check when ctx has no deadline; 0 means
+	// DefaultCheckTimeout, a negative value no bound.
+	CheckTimeout time.Duration
+	// RunTimeout bounds Run (its discovery included) when ctx has no
+	// deadline; 0 means DefaultRunTimeout, a negative value no bound.
+	RunTimeout time.Duration
 	// UserAgent is sent with every request; "" means
 	// "agentbridge-webagents/0.1".
 	UserAgent string
@@ -82,7 +129,39 @@ func (c *Client) httpClient() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
-	return http.DefaultClient
+	return &http.Client{Transport: defaultTransport()}
+}
+
+// withDefaultTimeout bounds ctx by the configured or default timeout when
+// it has no deadline of its own.
+func withDefaultTimeout(ctx context.Context, configured, def time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || configured < 0 {
+		return ctx, func() {}
+	}
+	if configured == 0 {
+		configured = def
+	}
+	return context.WithTimeoutCause(ctx, configured, &clientTimeoutError{configured})
+}
+
+// clientTimeoutError is the cause of a Client's own timeout.
+type clientTimeoutError struct{ after time.Duration }
+
+func (e *clientTimeoutError) Error() string {
+	return "webagents: the site did not answer within " + e.after.String()
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *clientTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// ended returns the error of a fetch whose context has ended: the Client's
+// own timeout when that is the cause, otherwise err.
+func ended(ctx context.Context, err error) error {
+	var te *clientTimeoutError
+	if cause := context.Cause(ctx); errors.As(cause, &te) {
+		return te
+	}
+	return err
 }
 
 // sameOriginClient returns a copy of the HTTP client that follows at most
@@ -161,19 +240,39 @@ func parsePageURL(raw string) (*url.URL, error) {
 // then /.well-known/webagents.json, on the page's origin. It returns an
 // error only for a pageURL that is not an http(s) URL or when ctx ends;
 // every other outcome is a status in the Discovery.
+//
+// When ctx has no deadline, discovery is bounded by c.DiscoverTimeout
+// (DefaultDiscoverTimeout); a site that does not answer in time is
+// DiscoveryUnavailable with an error matching context.DeadlineExceeded.
 func (c *Client) Discover(ctx context.Context, pageURL string) (*Discovery, error) {
 	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
 	}
+	bounded, cancel := withDefaultTimeout(ctx, c.DiscoverTimeout, DefaultDiscoverTimeout)
+	defer cancel()
+	return c.discover(ctx, bounded, page)
+}
+
+// discover runs discovery on bounded; caller is the caller's own context,
+// whose end is an error rather than a status.
+func (c *Client) discover(caller, ctx context.Context, page *url.URL) (*Discovery, error) {
 	origin := originOf(page)
 	hc := c.sameOriginClient(origin)
 	var first *Discovery // the first recorded failure
 	for _, p := range []string{MarkdownPath, WellKnownPath} {
 		d := &Discovery{PageURL: page.String(), DocumentURL: origin + p}
 		c.discoverOne(ctx, hc, page, d)
+		if caller.Err() != nil {
+			return nil, caller.Err()
+		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			// The Client's own budget is spent: fall back.
+			d.Status, d.Err = DiscoveryUnavailable, ended(ctx, d.Err)
+			if first == nil {
+				first = d
+			}
+			break
 		}
 		if d.Status == DiscoveryFound {
 			return d, nil
@@ -326,14 +425,19 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	d, err := c.Discover(ctx, pageURL)
+	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
+	}
+	ctx, cancel := withDefaultTimeout(ctx, c.RunTimeout, DefaultRunTimeout)
+	defer cancel()
+	d, err := c.discover(ctx, ctx, page)
+	if err != nil {
+		return nil, ended(ctx, err)
 	}
 	if d.Status != DiscoveryFound {
 		return nil, &DiscoveryError{Discovery: d}
 	}
-	page, _ := url.Parse(d.PageURL)
 	m := d.Manifest
 	for _, op := range ops {
 		a := m.Actions[op.Action]
@@ -405,7 +509,7 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("webagents: post batch: %w", err)
+		return nil, fmt.Errorf("webagents: post batch: %w", ended(ctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
@@ -413,7 +517,7 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, TransportLimitBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("webagents: read response: %w", err)
+		return nil, fmt.Errorf("webagents: read response: %w", ended(ctx, err))
 	}
 	if len(raw) > TransportLimitBytes {
 		return nil, fmt.Errorf("webagents: response exceeds %d bytes", TransportLimitBytes)
