@@ -146,3 +146,99 @@ func TestClientDefaultTimeouts(t *testing.T) {
 		assert.Equal(t, time.Hour, time.Since(start))
 	})
 }
+
+// TestClientReadsNonEnvelopes: issue 12 item 2. A site that applied the
+// batch but answers without the envelope still tells the caller so.
+func TestClientReadsNonEnvelopes(t *testing.T) {
+	manifest := doc(okWorkflow, `{"add":{"effect":"write"},"state":{}}`)
+	ops := []Operation{{ID: "a1", Action: "add"}, {ID: "s", Action: "state"}}
+	tests := []struct {
+		name     string
+		status   int
+		ctype    string
+		body     string
+		results  map[string]string // lenient reading; nil means a *ProtocolError
+		okResult bool
+	}{
+		{"results keyed by id", 200, "application/json", `{"ok":true,"results":{"a1":{"n":1},"s":[1]}}`,
+			map[string]string{"a1": `{"n":1}`, "s": `[1]`}, true},
+		{"results listed by id", 200, "application/json", `{"ok":true,"results":[{"id":"a1","result":1},{"id":"s","result":{"items":[]}}]}`,
+			map[string]string{"a1": `1`, "s": `{"items":[]}`}, true},
+		{"only some named: none guessed", 200, "application/json", `{"ok":true,"results":{"s":2}}`,
+			map[string]string{"s": `2`}, true},
+		{"failure read leniently", 200, "application/json", `{"ok":false,"error":"Sign in first.","code":"unauthorized","results":{}}`,
+			map[string]string{}, false},
+		{"results as a bare list", 200, "application/json", `{"ok":true,"results":[1,2]}`, nil, false},
+		{"a result for an operation not sent", 200, "application/json", `{"ok":true,"results":{"zz":1}}`, nil, false},
+		{"listed twice", 200, "application/json", `{"ok":true,"results":[{"id":"s","result":1},{"id":"s","result":2}]}`, nil, false},
+		{"ok not a boolean", 200, "application/json", `{"ok":"yes","results":{}}`, nil, false},
+		{"success naming nothing", 200, "application/json", `{"ok":true}`, nil, false},
+		{"non-2xx never lenient", 500, "application/json", `{"ok":true,"results":{"s":1}}`, nil, false},
+		{"non-JSON never lenient", 200, "text/plain", `{"ok":true,"results":{"s":1}}`, nil, false},
+		{"other protocol", 200, "application/json", `{"ok":true,"protocol":"webagents/9","results":{"s":1}}`, nil, false},
+		{"duplicate keys", 200, "application/json", `{"ok":false,"ok":true,"results":{"s":1}}`, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := endpointSite(t, manifest, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			})
+			var c Client
+			res, err := c.Run(t.Context(), srv.URL+"/", ops, &RunOptions{AllowWrites: true})
+			require.NotNil(t, res)
+			assert.Equal(t, tt.status, res.StatusCode)
+			assert.Equal(t, tt.body, string(res.Body))
+			if tt.results == nil {
+				var pe *ProtocolError
+				require.ErrorAs(t, err, &pe)
+				assert.ErrorIs(t, err, ErrProtocol)
+				assert.Equal(t, tt.status, pe.StatusCode)
+				assert.Nil(t, res.Response)
+				return
+			}
+			require.NotNil(t, res.Response)
+			require.Len(t, res.Warnings, 1)
+			assert.Contains(t, res.Warnings[0], "read leniently")
+			assert.Len(t, res.Response.Results, len(tt.results))
+			for id, want := range tt.results {
+				assert.JSONEq(t, want, string(res.Response.Results[id]), id)
+			}
+			if tt.okResult {
+				assert.NoError(t, err)
+			} else {
+				var we *Error
+				require.ErrorAs(t, err, &we)
+				assert.Equal(t, "unauthorized", we.Code)
+				assert.Equal(t, "Sign in first.", we.Message)
+			}
+		})
+	}
+}
+
+// TestDiscoverNoActionsForThePage: issue 12 item 5. A manifest that
+// publishes nothing for the page is not "found".
+func TestDiscoverNoActionsForThePage(t *testing.T) {
+	manifest := doc(okWorkflow, `{"a":{"pathPrefixes":["/shop"]},"b":{"pathPrefixes":["/shop/cart"]}}`)
+	srv := endpointSite(t, manifest, nil)
+	var c Client
+	d, err := c.Discover(t.Context(), srv.URL+"/about")
+	require.NoError(t, err)
+	assert.Equal(t, DiscoveryNoActions, d.Status)
+	assert.Equal(t, "no actions for this page", d.Status.String())
+	assert.ErrorIs(t, d.Err, ErrNoActionsForPage)
+	assert.NotNil(t, d.Manifest)
+	assert.Empty(t, d.Actions)
+
+	d, err = c.Discover(t.Context(), srv.URL+"/shop/x")
+	require.NoError(t, err)
+	assert.Equal(t, DiscoveryFound, d.Status)
+
+	// An action published for other pages is out of scope, one never
+	// published is "not published by this site".
+	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "b"}}, nil)
+	assert.ErrorIs(t, err, ErrNotInScope)
+	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "zz"}}, nil)
+	assert.ErrorIs(t, err, ErrNotPublished)
+}
