@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
@@ -566,6 +567,10 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	res.Body = raw
 	if mt != "application/json" {
 		return res, protocolError("the body is not application/json")
+	}
+	if !utf8.Valid(raw) {
+		// Never read as U+FFFD: the module refuses invalid UTF-8 everywhere.
+		return res, protocolError("the body is not valid UTF-8")
 	}
 	env, err := decodeResponse(raw)
 	switch {

@@ -171,7 +171,10 @@ func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 }
 
 func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manifest, error) {
-	if err := strictjson.Check(data); err != nil {
+	// Duplicate keys and invalid UTF-8 are refused everywhere; keys that
+	// differ only in case only among the manifest's own fields (below), as
+	// a schema's "properties" may name both "id" and "ID".
+	if err := strictjson.CheckDuplicates(data); err != nil {
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: jsonProblem(err)}}}
 	}
 	tree, err := decodeTree(data)
@@ -179,6 +182,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: "not JSON"}}}
 	}
 	v := &validator{warnings: warnings}
+	v.caseVariantFields(tree)
 	if err := manifestSchema().Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -307,6 +311,38 @@ var (
 	knownPacing   = []string{"minIntervalMs", "maxConcurrency"}
 	knownAction   = []string{"description", "effect", "inputSchema", "outputSchema", "pathPrefixes"}
 )
+
+// caseVariantFields refuses keys that differ only in case among the
+// manifest's own fields (the top level, workflow, pacing and each action),
+// where encoding/json and a JavaScript client would read different members,
+// and among action names, which a model could confuse. Keys inside schemas
+// are data and may differ by case.
+func (v *validator) caseVariantFields(tree any) {
+	top, _ := tree.(map[string]any)
+	v.caseVariants("$", top)
+	wf, _ := top["workflow"].(map[string]any)
+	v.caseVariants("$.workflow", wf)
+	pacing, _ := wf["pacing"].(map[string]any)
+	v.caseVariants("$.workflow.pacing", pacing)
+	actions, _ := top["actions"].(map[string]any)
+	v.caseVariants("$.actions", actions)
+	for _, name := range slices.Sorted(maps.Keys(actions)) {
+		a, _ := actions[name].(map[string]any)
+		v.caseVariants(joinPath("$.actions", name), a)
+	}
+}
+
+func (v *validator) caseVariants(path string, obj map[string]any) {
+	seen := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		folded := strings.ToLower(k)
+		if prev, ok := seen[folded]; ok {
+			v.problem(joinPath(path, k), fmt.Sprintf("key differs only in case from %q", truncate(prev, 64)))
+			continue
+		}
+		seen[folded] = k
+	}
+}
 
 func (v *validator) unknownFields(path string, obj map[string]any, known []string) {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
