@@ -276,7 +276,9 @@ func TestCheckDuplicates(t *testing.T) {
 // TestUnmarshalRefusesInvalidUTF8: what encoding/json would silently turn
 // into U+FFFD is an error.
 func TestUnmarshalRefusesInvalidUTF8(t *testing.T) {
-	var v struct{ Name string `json:"name"` }
+	var v struct {
+		Name string `json:"name"`
+	}
 	require.NoError(t, json.Unmarshal([]byte("{\"name\":\"a\xffb\"}"), &v))
 	assert.Equal(t, "a\ufffdb", v.Name, "encoding/json replaces")
 	err := Unmarshal([]byte("{\"name\":\"a\xffb\"}"), &v)
