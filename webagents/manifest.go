@@ -133,9 +133,13 @@ func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, e
 	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
 		return nil, nil, ErrDocumentTooLarge
 	}
+	if n := utf16Len(string(doc)); n > MaxDocumentChars {
+		warnings = append(warnings, Problem{Path: "document", Message: fmt.Sprintf(
+			"is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, MaxDocumentChars)})
+	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return trimmed, nil, nil
+		return trimmed, warnings, nil
 	}
 	blocks, unterminated := fencedBlocks(doc)
 	switch {
@@ -153,6 +157,17 @@ func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, e
 			return nil, nil, &ValidationError{Problems: []Problem{{Path: "document", Message: msg}}}
 		}
 		warnings = append(warnings, Problem{Path: "document", Message: msg + "; the first is used"})
+	}
+	// A manifest other clients cannot read, or read differently, must not
+	// validate here: it would publish actions no agent of theirs sees.
+	if ref, ok := referenceBlock(doc); !ok || !bytes.Equal(ref, jsTrim(blocks[0])) {
+		msg := "other WebAgents clients read this document differently: they take the text from the first " +
+			"```webagents (backticks, anywhere) to the next ``` (anywhere, even inside a string); " +
+			"use one ```webagents block, before any other that mentions it, with no ``` in its content"
+		if !ok && bytes.Contains(doc, []byte("~~~")) {
+			msg = "a ~~~webagents fence is not read by other WebAgents clients; fence the manifest with ```webagents"
+		}
+		return nil, nil, &ValidationError{Problems: []Problem{{Path: "document", Message: msg}}}
 	}
 	return blocks[0], warnings, nil
 }
@@ -393,7 +408,12 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		}
 	}
 	if w.Endpoint != "" {
-		v.checkEndpoint(w.Endpoint, opts.BaseURL)
+		if len(jsTrim([]byte(w.Endpoint))) == 0 {
+			v.problem("$.workflow.endpoint", "is only white space; other clients trim it and refuse it as empty")
+		} else {
+			v.checkEndpoint(w.Endpoint, opts.BaseURL)
+		}
+		v.agreement("$.workflow.endpoint", w.Endpoint, MaxEndpointChars)
 	}
 
 	actions, _ := top["actions"].(map[string]any)
@@ -406,14 +426,16 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		v.unknownFields(path, obj, knownAction)
 		a := &Action{Name: name, Effect: EffectRead, PathPrefixes: []string{"/"}}
 		a.Description, _ = obj["description"].(string)
+		v.agreement(path+".description", a.Description, MaxDescriptionChars)
 		if e, ok := obj["effect"].(string); ok {
 			a.Effect = Effect(e)
 		}
 		if list, ok := obj["pathPrefixes"].([]any); ok && len(list) > 0 {
 			a.PathPrefixes = make([]string, 0, len(list))
-			for _, p := range list {
+			for i, p := range list {
 				s, _ := p.(string)
 				a.PathPrefixes = append(a.PathPrefixes, s)
+				v.agreement(fmt.Sprintf("%s.pathPrefixes[%d]", path, i), s, MaxPathPrefixChars)
 			}
 		}
 		if s, ok := obj["inputSchema"].(map[string]any); ok {
@@ -426,6 +448,18 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 	}
 	m.names = slices.Sorted(maps.Keys(m.Actions))
 	return m
+}
+
+// agreement warns where the originating client (JavaScript) reads a string
+// differently: it counts UTF-16 code units where the limits count code
+// points, and trims white space.
+func (v *validator) agreement(path, s string, limit int) {
+	if n := utf16Len(s); n > limit && utf8.RuneCountInString(s) <= limit {
+		v.warning(path, fmt.Sprintf("is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, limit))
+	}
+	if s != "" && len(jsTrim([]byte(s))) != len(s) {
+		v.warning(path, "has leading or trailing white space, which other clients trim")
+	}
 }
 
 func intOr(v any, def int) int {
@@ -519,6 +553,9 @@ func (v *validator) compileSchema(path string, s map[string]any, maxCost int64) 
 	if n := utf8.RuneCount(raw); n > MaxSchemaChars {
 		v.problem(path, fmt.Sprintf("is %d characters serialized; the limit is %d", n, MaxSchemaChars))
 		return raw, nil
+	}
+	if n := utf16Len(string(raw)); n > MaxSchemaChars {
+		v.warning(path, fmt.Sprintf("is %d UTF-16 code units serialized; clients that count them (JavaScript) refuse more than %d", n, MaxSchemaChars))
 	}
 	if maxCost <= 0 {
 		maxCost = DefaultMaxSchemaCost
