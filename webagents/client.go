@@ -40,10 +40,7 @@ const (
 
 // Response bodies are capped on every fetch: a discovery document at
 // 4 × MaxDocumentChars bytes (and MaxDocumentChars code points), a batch
-// response at TransportLimitBytes, the body of a failed or non-JSON batch
-// response kept in a RunResult at maxRawBody bytes. HEAD bodies are never
-// read.
-const maxRawBody = 64 << 10
+// response at TransportLimitBytes; HEAD bodies are never read.
 
 // defaultTransport is the transport of a Client without an HTTPClient: the
 // standard one with a cap on response headers.

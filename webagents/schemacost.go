@@ -33,10 +33,6 @@ const (
 	MaxValidationSteps = 1_000_000
 )
 
-// errSchemaTooComplex is the problem reported for a schema over the cost
-// limit.
-var errSchemaTooComplex = errors.New("schema too complex")
-
 // schemaCost holds a compiled schema's evaluation graph and its cost per
 // instance depth.
 type schemaCost struct {
