@@ -700,7 +700,10 @@ func (m *Manifest) MarkdownDocument() ([]byte, error) {
 	buf.WriteString("# WebAgents\n\nThis site publishes actions for browser agents (WebAgents " + Version +
 		"). The manifest is the fenced block below; the same manifest is served at " + WellKnownPath + ".\n\n")
 	buf.WriteString("```webagents\n")
-	buf.Write(js)
+	// A backtick can only be inside a JSON string, where \u0060 means the
+	// same: escaped, no ``` in a description can end the block early for a
+	// client that looks for the next ``` anywhere.
+	buf.Write(bytes.ReplaceAll(js, []byte("`"), []byte(`\u0060`)))
 	buf.WriteString("```\n")
 	return buf.Bytes(), nil
 }

@@ -373,3 +373,16 @@ func TestAgreementWithTheOriginatingClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, m.Warnings)
 }
+
+// TestMarkdownDocumentEscapesBackticks: a description holding ``` must not
+// end the rendered block for clients that look for the next ``` anywhere.
+func TestMarkdownDocumentEscapesBackticks(t *testing.T) {
+	m, err := ParseManifest([]byte(doc(okWorkflow, `{"a":{"description":"Run `+"```ls```"+` first."}}`)), nil)
+	require.NoError(t, err)
+	md, err := m.MarkdownDocument()
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(md), "```"), "only the fences")
+	again, err := ParseDocument(md, &ParseOptions{Strict: true})
+	require.NoError(t, err)
+	assert.Equal(t, "Run ```ls``` first.", again.Action("a").Description)
+}

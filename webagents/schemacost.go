@@ -2,6 +2,10 @@ package webagents
 
 import (
 	"errors"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -169,17 +173,22 @@ func eachChild(s *jsonschema.Schema, fn func(c *jsonschema.Schema, descends bool
 	one(s.If, false)
 	one(s.Then, false)
 	one(s.Else, false)
-	for _, c := range s.DependentSchemas {
-		one(c, false)
+	// Maps in key order: the graph, and so the work of building it, is the
+	// same on every run.
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		one(s.DependentSchemas[k], false)
 	}
-	for _, c := range s.Dependencies {
-		anySchema(c, false)
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		anySchema(s.Dependencies[k], false)
 	}
-	for _, c := range s.Properties {
-		one(c, true)
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		one(s.Properties[k], true)
 	}
-	for _, c := range s.PatternProperties {
-		one(c, true)
+	patterns := slices.SortedFunc(maps.Keys(s.PatternProperties), func(a, b *regexp.Regexp) int {
+		return strings.Compare(a.String(), b.String())
+	})
+	for _, re := range patterns {
+		one(s.PatternProperties[re], true)
 	}
 	anySchema(s.AdditionalProperties, true)
 	one(s.PropertyNames, true)
