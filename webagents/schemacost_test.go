@@ -191,3 +191,29 @@ func BenchmarkSchemaChain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkValidationAtTheBudget validates the most work the budget lets
+// through: a schema near the cost limit applied to each item of an array
+// sized so that cost × values is just under MaxValidationSteps. The floor
+// validates the same input against {"items":{"type":"null"}}.
+func BenchmarkValidationAtTheBudget(b *testing.B) {
+	costly := strings.TrimSuffix(anyOfChain(8), `,"$ref":"#/$defs/a8"}`) + `,"items":{"$ref":"#/$defs/a8"}}`
+	for _, bench := range []struct{ name, schema string }{
+		{"floor", `{"items":{"type":"null"}}`},
+		{"near-limit", costly},
+	} {
+		b.Run(bench.name, func(b *testing.B) {
+			worst, err := compileUserSchema([]byte(costly), DefaultMaxSchemaCost)
+			require.NoError(b, err)
+			n := int(MaxValidationSteps/worst.cost.at(1)) - 2
+			input := json.RawMessage("[" + strings.Repeat("null,", n-1) + "null]")
+			cs, err := compileUserSchema([]byte(bench.schema), DefaultMaxSchemaCost)
+			require.NoError(b, err)
+			require.Empty(b, validateInput(cs, input), "cost %d, %d values", cs.cost.at(1), n)
+			b.ReportAllocs()
+			for b.Loop() {
+				validateInput(cs, input)
+			}
+		})
+	}
+}
