@@ -103,6 +103,9 @@ func TestValidationStepBudget(t *testing.T) {
 	cs, err := compileUserSchema([]byte(tree), DefaultMaxSchemaCost)
 	require.NoError(t, err)
 	assert.Empty(t, validateInput(cs, json.RawMessage(`{"children":[{"children":[]}]}`)))
+	// An ordinary input of hundreds of values is well within the budget.
+	wideTree := `{"children":[` + strings.Repeat(`{"children":[]},`, 499) + `{"children":[]}]}`
+	assert.Empty(t, validateInput(cs, json.RawMessage(wideTree)))
 
 	// 900 levels deep: the cost grows with the depth, and so does the
 	// number of values.
