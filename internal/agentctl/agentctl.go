@@ -100,8 +100,8 @@ func Run(ctx context.Context, args []string, io IO) int {
 		}
 	}
 	c, err := io.Dial(ctx, r.socket, &agentproto.ClientOptions{
-		Token:           io.Getenv(agentproto.EnvToken),
-		RequireSameUser: *sameUser,
+		Token:                 io.Getenv(agentproto.EnvToken),
+		InsecureSkipPeerCheck: !*sameUser,
 	})
 	if err != nil {
 		fmt.Fprintf(io.Stderr, "agentctl: %v\n", err)
