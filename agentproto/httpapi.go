@@ -47,7 +47,9 @@ type HTTPOptions struct {
 	// AllowedOrigins lists the browser origins allowed to call the API,
 	// "chrome-extension://<id>" (a trailing slash is ignored). Requests
 	// with any other Origin header are refused (403); requests without
-	// one (curl, programs) are not affected.
+	// one (curl, programs) are not affected. Empty entries ("" or "/", as
+	// from a host started without its origin argument) allow nothing: an
+	// empty, repeated or "/" Origin header is always refused.
 	AllowedOrigins []string
 	// MaxBodySize is the largest POST body read. Zero means
 	// DefaultMaxBodySize.
@@ -69,20 +71,28 @@ type HTTPOptions struct {
 //
 // Routes: GET /health; GET /v1/browser/snapshot and /screenshot; POST
 // /v1/browser/navigate, click, type, press, scroll and extract (the body
-// is the payload); GET /v1/tasks (list) and POST /v1/tasks (start); GET
-// /v1/tasks/{id} and /v1/tasks/{id}/trace (both tasks.get); POST
-// /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
-// /v1/tasks/{id}/events (Server-Sent Events). Results are the bodies of
-// 200 responses; errors are {"error": msg} with 400 (bad JSON), 401, 403,
-// 404 ("Unknown endpoint: M /path"), 405, 413, 415, or 500 for errors
-// from the bridge or the extension.
+// is the payload); GET /v1/tasks (list) and POST /v1/tasks or /v1/goal
+// (start); GET /v1/tasks/{id} and /v1/tasks/{id}/trace (both tasks.get);
+// POST /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
+// /v1/tasks/{id}/events (Server-Sent Events: task.snapshot as
+// {"taskId","task"}, task.error, the task's events, heartbeats as
+// {"at":ms}); GET /v1/tools (the [Tools] catalogue as function tools) and
+// POST /v1/tools/call ({"tool","arguments","timeoutMs"}, run with
+// [CallTool]). As in the reference, trailing slashes are ignored and task
+// ids are percent-decoded ("a%2Fb" is the task "a/b"). Results are the
+// bodies of 200 responses; errors are {"error": msg} with 400 (bad JSON,
+// an unknown tool, tool arguments that fail their schema, with "path"),
+// 401, 403, 404 ("Unknown endpoint: M /path"), 405, 413, 415, or 500 for
+// errors from the bridge or the extension.
 //
 // Unlike the reference it is secure by default: the token is required
 // (Authorization: Bearer <t> or X-WebOperator-Token: <t>; ?token= is
 // refused) on everything but /health; only loopback Host headers are
 // accepted, against DNS rebinding; browser Origins other than the allowed
-// extensions are refused; and POST bodies must be application/json, so a
-// web page cannot send one without a CORS preflight (CSRF).
+// extensions are refused (an empty one always); OPTIONS preflights are
+// refused; and a non-empty POST body must be application/json, so a web
+// page cannot send one without a CORS preflight (CSRF). An empty body is
+// accepted with any Content-Type: it carries nothing to forge.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	h := &httpAPI{srv: s}
 	if opts != nil {
