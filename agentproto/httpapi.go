@@ -676,7 +676,7 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 				return errors.New("timeoutMs must be a number")
 			}
 			if ms > 0 {
-				timeout = min(time.Duration(ms*float64(time.Millisecond)), MaxGoalTimeout)
+				timeout = clampMillis(ms, MaxGoalTimeout)
 			}
 		}
 		return nil

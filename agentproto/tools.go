@@ -562,7 +562,7 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
-		wait = min(time.Duration(n*float64(time.Millisecond)), MaxGoalTimeout)
+		wait = clampMillis(n, MaxGoalTimeout)
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
@@ -596,6 +596,16 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 		return nil, err
 	}
 	return &ToolResult{Result: res, Text: resultText(res)}, nil
+}
+
+// clampMillis converts a positive number of milliseconds to a duration of
+// at most limit (comparing before converting: a float beyond int64 does
+// not convert to a sensible duration).
+func clampMillis(ms float64, limit time.Duration) time.Duration {
+	if ms >= float64(limit/time.Millisecond) {
+		return limit
+	}
+	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond)
 }
 
 func mustString(s string) json.RawMessage {

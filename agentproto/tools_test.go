@@ -328,6 +328,20 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 		assert.Len(t, requests(), 1, "no wait without a task id")
 		assert.JSONEq(t, `{"goal":"g","timeoutMs":120000}`, string(requests()[0].Payload), "the default wait")
 	})
+	t.Run("timeoutMs is capped", func(t *testing.T) {
+		for args, want := range map[string]string{
+			`{"goal":"g","timeoutMs":1e300}`: `{"goal":"g","timeoutMs":3600000}`,
+			`{"goal":"g","timeoutMs":0.2}`:   `{"goal":"g","timeoutMs":1}`,
+			`{"goal":"g","timeoutMs":-5}`:    `{"goal":"g","timeoutMs":120000}`,
+		} {
+			b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
+				return json.RawMessage(`{"queued":true}`), nil
+			})
+			_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(args), nil)
+			require.NoError(t, err)
+			assert.JSONEq(t, want, string(requests()[0].Payload), args)
+		}
+	})
 	t.Run("a failed start is the error", func(t *testing.T) {
 		b, _ := recordingBridge(t, func(*agentprototest.Request) (any, error) { return nil, errorString("No LLM configured") })
 		_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
