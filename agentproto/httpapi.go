@@ -42,6 +42,10 @@ const (
 	DefaultStreamBuffer = 256
 )
 
+// MsgBodyNotJSON is the HTTP API's answer (400) to a POST body that is
+// not JSON: the reference's words.
+const MsgBodyNotJSON = "Request body must be JSON"
+
 // HTTPOptions configures the HTTP compatibility API. Nil means defaults.
 type HTTPOptions struct {
 	// AllowedOrigins lists the browser origins allowed to call the API,
@@ -467,8 +471,8 @@ func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if len(bytes.TrimSpace(body)) == 0 {
 		return emptyObject, true
 	}
-	if err := wire.Valid(body); err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+	if wire.Valid(body) != nil {
+		writeJSONError(w, http.StatusBadRequest, MsgBodyNotJSON)
 		return nil, false
 	}
 	if body[skipJSONSpace(body)] != '{' {

@@ -55,7 +55,7 @@ func TestHTTPAPI(t *testing.T) {
 			wantBody: `{"error":"Navigation failed"}`},
 		{name: "bad JSON is 400", method: "POST", target: "/v1/tasks", body: `{"goal":`,
 			headers: map[string]string{"Authorization": "Bearer tok", "Content-Type": "application/json"}, wantStatus: 400,
-			wantBody: `{"error":"unexpected end of JSON input"}`},
+			wantBody: `{"error":"Request body must be JSON"}`},
 		{name: "form posts refused (CSRF)", method: "POST", target: "/v1/tasks", body: `{"goal":"x"}`,
 			headers: map[string]string{"Authorization": "Bearer tok", "Content-Type": "text/plain"}, wantStatus: 415,
 			wantBody: `{"error":"Content-Type must be application/json"}`},
