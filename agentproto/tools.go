@@ -302,8 +302,10 @@ type ToolResult struct {
 
 // Image is a decoded image, such as a screenshot.
 type Image struct {
-	// MIMEType is the image's type from its data URL: "image/jpeg" from
-	// WebOperator, "image/png" from this project's reference extension.
+	// MIMEType is the image's type from its data URL, such as
+	// "image/jpeg" (what captureVisibleTab gives both WebOperator and this
+	// project's reference extension) or "image/png". The reference's MCP
+	// server calls every screenshot image/png; this is the real type.
 	MIMEType string
 	// Data is the image's bytes.
 	Data []byte
@@ -312,15 +314,27 @@ type Image struct {
 // GoalSummary is weboperator_execute_goal's result: the reference's
 // summary of the finished task for an agent.
 type GoalSummary struct {
-	OK        bool              `json:"ok"`
-	Status    TaskStatus        `json:"status"`
-	Goal      string            `json:"goal,omitempty"`
-	Answer    string            `json:"answer"`
+	// OK reports whether the task is done.
+	OK bool `json:"ok"`
+	// Status is the task's status when the wait ended.
+	Status TaskStatus `json:"status"`
+	// Goal is the task's goal.
+	Goal string `json:"goal,omitempty"`
+	// Answer is the answer of the task's done step, else the note of an
+	// ok step, else the last extracted text, else its completed plan
+	// steps, else a sentence about its status ("" while it still runs).
+	Answer string `json:"answer"`
+	// Extracted lists every step's extracted result, as sent.
 	Extracted []json.RawMessage `json:"extracted,omitempty"`
-	StepCount int               `json:"stepCount"`
-	Error     string            `json:"error,omitempty"`
-	ModelUsed string            `json:"modelUsed,omitempty"`
-	TaskID    string            `json:"taskId,omitempty"`
+	// StepCount is the number of the task's steps.
+	StepCount int `json:"stepCount"`
+	// Error is the task's error.
+	Error string `json:"error,omitempty"`
+	// ModelUsed is the model that ran the task.
+	ModelUsed string `json:"modelUsed,omitempty"`
+	// TaskID is the task's id (this project's addition, to follow up
+	// with tasks.get or tasks.wait).
+	TaskID string `json:"taskId,omitempty"`
 }
 
 // CallTool runs the tool name with args (a JSON object; nil or empty
