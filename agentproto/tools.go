@@ -543,6 +543,10 @@ func resultImage(res json.RawMessage) *Image {
 	if len(res) == 0 || res[skipJSONSpace(res)] != '{' {
 		return nil
 	}
+	// Most results carry no image: do not decode a large snapshot twice.
+	if !bytes.Contains(res, []byte(`"dataUrl"`)) && !bytes.Contains(res, []byte(`"dataUri"`)) && !bytes.Contains(res, []byte(`"screenshot"`)) {
+		return nil
+	}
 	var r struct {
 		DataURL    *string `json:"dataUrl"`
 		DataURI    *string `json:"dataUri"`

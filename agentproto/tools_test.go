@@ -171,8 +171,8 @@ func TestCallToolScreenshot(t *testing.T) {
 		wantMIME string
 		wantData []byte
 	}{
-		{"PNG as this project's extension sends it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
-		{"JPEG as WebOperator sends it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)}, "image/jpeg", jpeg},
+		{"PNG", map[string]string{"kind": "screenshot", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
+		{"JPEG, as both extensions send it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)}, "image/jpeg", jpeg},
 		{"dataUri, as the reference MCP server looks for", map[string]string{"dataUri": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
 		{"not an image", map[string]string{"dataUrl": "data:text/html;base64,PGI+"}, "", nil},
 		{"not base64", map[string]string{"dataUrl": "data:image/png;base64,@@@"}, "", nil},
