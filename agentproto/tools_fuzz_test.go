@@ -1,12 +1,16 @@
 package agentproto_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
 )
 
 // fakeCaller records the commands it is sent and answers each with a
@@ -72,6 +76,48 @@ func FuzzCallToolArguments(f *testing.F) {
 					t.Fatalf("%s %q: sent timeoutMs %s", tool.Name, args, ms)
 				}
 			}
+		}
+	})
+}
+
+// FuzzHTTPToolCall feeds POST /v1/tools/call arbitrary bodies: the handler
+// must never panic, must answer JSON with a known status, and a request it
+// refuses must not reach the extension.
+func FuzzHTTPToolCall(f *testing.F) {
+	for _, seed := range []string{
+		`{"tool":"browser_snapshot"}`, `{"name":"browser_press","parameters":{"key":"Tab"}}`,
+		`{"tool":"browser_navigate","arguments":{"url":7}}`, `{"tool":"browser_fly"}`, `{"tool":5}`,
+		`{"tool":"browser_scroll","payload":{"direction":"up"},"timeoutMs":"x"}`, `{"tool":"a","tool":"b"}`,
+		`{"tool":"browser_type","arguments":{"text":"x","TEXT":"y"}}`, `[]`, `{`, ``, `null`,
+		`{"tool":"browser_extract","arguments":null,"parameters":{"selector":"main"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "tok"}})
+	defer b.Close()
+	if err := b.WaitOnline(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	h := b.Server.HTTPHandler(nil)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := b.Extension.Received()
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8765/v1/tools/call", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%q: answer is not JSON: %q", body, rec.Body.Bytes())
+		}
+		switch rec.Code {
+		case http.StatusOK:
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			if b.Extension.Received() != before {
+				t.Fatalf("%q: refused with %d but forwarded", body, rec.Code)
+			}
+		case http.StatusInternalServerError: // the echo extension's answer did not decode, or the like
+		default:
+			t.Fatalf("%q: status %d: %s", body, rec.Code, rec.Body.Bytes())
 		}
 	})
 }
