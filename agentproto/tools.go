@@ -203,8 +203,8 @@ type Caller interface {
 // without a socket: what the HTTP API uses, and what a program that embeds
 // a [Host] can use. Commands time out when ctx ends, or after
 // [DefaultTimeout] when ctx has no deadline; errors are the extension's
-// (a *[RemoteError] for the protocol's errors, so errors.Is works). The
-// caller never takes over ext's events.
+// (a *[RemoteError] for the protocol's errors, so errors.Is works; a nil
+// ext is never online). The caller never takes over ext's events.
 func ExtensionCaller(ext Extension) Caller {
 	return serverCaller{NewServer(ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
 }
@@ -214,7 +214,7 @@ func ExtensionCaller(ext Extension) Caller {
 // Host's forgetting of timed-out calls.
 type eventless struct{ ext Extension }
 
-func (e eventless) Online() bool    { return e.ext.Online() }
+func (e eventless) Online() bool    { return e.ext != nil && e.ext.Online() }
 func (e eventless) Forward(c *Call) { e.ext.Forward(c) }
 func (e eventless) forget(c *Call) {
 	if f, ok := e.ext.(forgetter); ok {

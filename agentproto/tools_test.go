@@ -222,6 +222,10 @@ func TestCallToolReturnsBridgeErrors(t *testing.T) {
 			assert.ErrorIs(t, err, agentproto.ErrExtensionOffline, kind)
 		}
 	})
+	t.Run("no extension", func(t *testing.T) {
+		_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(nil), "browser_snapshot", nil, nil)
+		assert.ErrorIs(t, err, agentproto.ErrExtensionOffline)
+	})
 	t.Run("context deadline", func(t *testing.T) {
 		b := newBridge(t, &agentprototest.BridgeOptions{Manual: true})
 		for kind, c := range callers(t, b) {
