@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Error codes of the WebAgents response envelope. A handler may declare any
@@ -29,6 +30,13 @@ const (
 	CodeUnauthorized          = "unauthorized"            // 401
 	CodeIdempotencyKeyReused  = "idempotency_key_reused"  // 422
 	CodeIdempotencyInProgress = "idempotency_in_progress" // 409
+	// CodeIdempotencyUnavailable (503, with Retry-After) refuses a request
+	// with an Idempotency-Key when the store cannot take one more key (full,
+	// or this client holds its whole share) or is unreachable. Nothing ran.
+	CodeIdempotencyUnavailable = "idempotency_unavailable" // 503
+	// CodeUnavailable (503) refuses a batch that arrives while the Handler
+	// is shutting down. Nothing ran.
+	CodeUnavailable = "unavailable" // 503
 )
 
 // Error is a WebAgents protocol error: the status, code and message a server
@@ -46,6 +54,10 @@ type Error struct {
 	Code      string // machine-readable code, e.g. "unauthorized"
 	Message   string // human-readable message shown to the agent
 	Operation string // id of the operation it belongs to, "" for request-level errors
+	// RetryAfter, when positive on a request-level error, is sent as the
+	// Retry-After header (whole seconds, rounded up). It is not part of the
+	// JSON envelope.
+	RetryAfter time.Duration
 }
 
 // Error returns the message prefixed with the code.
@@ -85,25 +97,27 @@ func (e *Error) HTTPStatus() int {
 }
 
 var codeStatus = map[string]int{
-	CodeInvalidRequest:        400,
-	CodeUnsupportedVersion:    400,
-	CodeTooManyOperations:     400,
-	CodeUnknownAction:         400,
-	CodeInvalidInput:          400,
-	CodeInvalidGraph:          400,
-	CodeReferencesDisabled:    400,
-	CodeUnresolvedReference:   400,
-	CodePayloadTooLarge:       413,
-	CodeUnsupportedMediaType:  415,
-	CodeMethodNotAllowed:      405,
-	CodeForbiddenOrigin:       403,
-	CodeRateLimited:           429,
-	CodeTimeout:               504,
-	CodeInternal:              500,
-	CodeResultTooLarge:        500,
-	CodeUnauthorized:          401,
-	CodeIdempotencyKeyReused:  422,
-	CodeIdempotencyInProgress: 409,
+	CodeInvalidRequest:         400,
+	CodeUnsupportedVersion:     400,
+	CodeTooManyOperations:      400,
+	CodeUnknownAction:          400,
+	CodeInvalidInput:           400,
+	CodeInvalidGraph:           400,
+	CodeReferencesDisabled:     400,
+	CodeUnresolvedReference:    400,
+	CodePayloadTooLarge:        413,
+	CodeUnsupportedMediaType:   415,
+	CodeMethodNotAllowed:       405,
+	CodeForbiddenOrigin:        403,
+	CodeRateLimited:            429,
+	CodeTimeout:                504,
+	CodeInternal:               500,
+	CodeResultTooLarge:         500,
+	CodeUnauthorized:           401,
+	CodeIdempotencyKeyReused:   422,
+	CodeIdempotencyInProgress:  409,
+	CodeIdempotencyUnavailable: 503,
+	CodeUnavailable:            503,
 }
 
 // errorf builds a protocol error with the status its code implies.

@@ -50,14 +50,17 @@ type HandlerOptions struct {
 	// beyond each batch's own.
 	Limiter Limiter
 	// IdempotencyStore keeps responses to requests with an Idempotency-Key
-	// header; nil means an in-memory store holding up to 10,000 keys.
+	// header; nil means NewMemoryIdempotencyStore(nil): 10,000 keys and
+	// 64 MiB of responses, a tenth of each per client.
 	IdempotencyStore IdempotencyStore
 	// IdempotencyWindow is how long a key is remembered; 0 means 24 h.
 	IdempotencyWindow time.Duration
 	// MaxBodyChars bounds a batch body in code points; 0 means 128,000.
 	// Values below 128,000 are an error; the wire cap is 1 MiB.
 	MaxBodyChars int
-	// Deadline bounds each batch; 0 means 30 s.
+	// Deadline bounds each batch; 0 means 30 s. A batch that has started
+	// runs to completion or to this deadline whatever its client does: a
+	// client that disconnects does not cut it short (see Handler.Shutdown).
 	Deadline time.Duration
 	// MaxResultBytes bounds each batch's results; 0 means
 	// DefaultMaxResultBytes (1 MB). Larger values are an error: the
@@ -70,6 +73,12 @@ type HandlerOptions struct {
 // Handler is the server side of WebAgents: an http.Handler serving the two
 // discovery documents and the workflow endpoint. Route MarkdownPath,
 // WellKnownPath and EndpointPath to it (Register does).
+//
+// A batch runs detached from its request's cancellation (it keeps the
+// request context's values): once started, it runs to completion or to its
+// deadline even if the client goes away, and with an Idempotency-Key its
+// response is stored for the client's retry. [Handler.Shutdown] and
+// [Handler.Close] end running batches.
 //
 // A Handler is safe for concurrent use. It starts no goroutine that
 // outlives a request.
@@ -86,7 +95,18 @@ type Handler struct {
 	maxBodyChars int
 	maxBodyBytes int
 	logger       *slog.Logger
+	deadline     time.Duration
+
+	mu      sync.Mutex
+	closing bool
+	running sync.WaitGroup          // batches being served; Add under mu while !closing
+	stop    context.Context         // canceled by Close, or Shutdown past its context
+	cancel  context.CancelCauseFunc // cancels stop
 }
+
+// ErrHandlerClosed is the cause of the cancellation of batches that
+// [Handler.Close] or [Handler.Shutdown] cut short.
+var ErrHandlerClosed = errors.New("webagents: handler closed")
 
 // NewHandler checks opts and returns a Handler. The manifest is validated
 // again (which also compiles its schemas), so one built in Go is checked.
@@ -97,7 +117,12 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		window:       opts.IdempotencyWindow,
 		maxBodyChars: opts.MaxBodyChars,
 		logger:       opts.Logger,
+		deadline:     opts.Deadline,
 	}
+	if h.deadline <= 0 {
+		h.deadline = DefaultDeadline
+	}
+	h.stop, h.cancel = context.WithCancelCause(context.Background())
 	if opts.Origin != "" {
 		o, err := ParseOrigin(opts.Origin)
 		if err != nil {
@@ -145,7 +170,7 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		h.window = DefaultIdempotencyWindow
 	}
 	if h.store == nil {
-		h.store = NewMemoryIdempotencyStore(0)
+		h.store = NewMemoryIdempotencyStore(nil)
 	}
 	if h.markdown, err = m.MarkdownDocument(); err != nil {
 		return nil, err
@@ -179,6 +204,65 @@ func (h *Handler) Manifest() *Manifest { return h.manifest }
 
 // EndpointPath returns the path of the workflow endpoint.
 func (h *Handler) EndpointPath() string { return h.endpointPath }
+
+// Shutdown stops accepting batches (new ones get 503 "unavailable") and
+// waits until the running ones have finished or ctx ends. When ctx ends
+// first, it cancels the running batches (their handlers' contexts end with
+// [ErrHandlerClosed] as the cause, and each responds and stores its
+// response as a batch past its deadline does) and returns ctx's error
+// without waiting further. Call it before or alongside
+// http.Server.Shutdown, which does not cancel requests.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		h.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		h.cancel(ErrHandlerClosed)
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting batches and cancels the running ones at once. It
+// is idempotent and safe to call from any goroutine.
+func (h *Handler) Close() error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	h.cancel(ErrHandlerClosed)
+	return nil
+}
+
+// begin counts a batch as running; it reports false once the Handler is
+// shutting down.
+func (h *Handler) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.running.Add(1)
+	return true
+}
+
+// batchContext returns the context a batch runs under: ctx's values, but
+// not its cancellation (the client may go away), canceled by Close or a
+// Shutdown past its context. The executor adds the batch deadline.
+func (h *Handler) batchContext(ctx context.Context) (context.Context, func()) {
+	bctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unregister := context.AfterFunc(h.stop, func() { cancel(context.Cause(h.stop)) })
+	return bctx, func() {
+		unregister()
+		cancel(nil)
+	}
+}
 
 // Register routes the discovery paths and the endpoint of mux to h.
 func (h *Handler) Register(mux *http.ServeMux) {
@@ -297,11 +381,18 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	scope := clientScope(ctx, r)
 	ctx = withScope(ctx, scope)
-	key, hasKey, err := idempotencyKey(r.Header.Values("Idempotency-Key"))
-	if err != nil {
-		h.writeError(w, errorf(CodeInvalidRequest, err.Error()))
+	key, hasKey, kerr := idempotencyKey(r.Header.Values("Idempotency-Key"))
+	if kerr != nil {
+		h.writeError(w, kerr)
 		return
 	}
+	if !h.begin() {
+		h.writeError(w, errorf(CodeUnavailable, "The server is shutting down; try again later."))
+		return
+	}
+	defer h.running.Done()
+	ctx, done := h.batchContext(ctx)
+	defer done()
 	if !hasKey {
 		status, resp, _ := h.runBatch(ctx, r, body.Bytes())
 		h.write(w, status, resp)
@@ -386,6 +477,9 @@ func (h *Handler) pagePath(r *http.Request) string {
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, e *Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	appendEnvelope(buf, effectivePacing(h.manifest.Workflow, nil), nil, e)
@@ -417,24 +511,24 @@ func isJSONContentType(values []string) bool {
 
 // idempotencyKey parses the Idempotency-Key header: an sf-string
 // ("quoted") or, leniently, a bare token of visible ASCII.
-func idempotencyKey(values []string) (string, bool, error) {
+func idempotencyKey(values []string) (string, bool, *Error) {
 	switch len(values) {
 	case 0:
 		return "", false, nil
 	case 1:
 	default:
-		return "", false, errors.New("Send one Idempotency-Key header.")
+		return "", false, errorf(CodeInvalidRequest, "Send one Idempotency-Key header.")
 	}
 	v := strings.TrimSpace(values[0])
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		v = v[1 : len(v)-1]
 	}
 	if v == "" || len(v) > MaxIdempotencyKeyLen {
-		return "", false, fmt.Errorf("The Idempotency-Key must be 1 to %d characters.", MaxIdempotencyKeyLen)
+		return "", false, errorf(CodeInvalidRequest, fmt.Sprintf("The Idempotency-Key must be 1 to %d characters.", MaxIdempotencyKeyLen))
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x21 || v[i] > 0x7e || v[i] == '"' || v[i] == '\\' {
-			return "", false, errors.New("The Idempotency-Key must be visible ASCII.")
+			return "", false, errorf(CodeInvalidRequest, "The Idempotency-Key must be visible ASCII.")
 		}
 	}
 	return v, true, nil
@@ -444,8 +538,15 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	// Store keys are hashed so that session tokens never reach the store.
 	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	storeKey := hex.EncodeToString(sum[:])
+	client := sha256.Sum256([]byte(scope))
 	fingerprint := sha256.Sum256(body)
-	existing, err := h.store.Reserve(ctx, storeKey, fingerprint, h.window)
+	existing, err := h.store.Reserve(ctx, IdempotencyReservation{
+		Key:         storeKey,
+		Client:      hex.EncodeToString(client[:16]),
+		Fingerprint: fingerprint,
+		TTL:         h.window,
+		Deadline:    time.Now().Add(h.deadline),
+	})
 	switch {
 	case err != nil:
 		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed", err))
@@ -454,7 +555,9 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		h.writeError(w, errorf(CodeIdempotencyKeyReused, "This Idempotency-Key was used with a different request."))
 		return
 	case existing != nil && !existing.Completed:
-		h.writeError(w, errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running."))
+		e := errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running.")
+		e.RetryAfter = max(time.Until(existing.Deadline), time.Second)
+		h.writeError(w, e)
 		return
 	case existing != nil:
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -471,7 +574,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	status, resp, executed := h.runBatch(ctx, r, body)
 	if !executed {
 		// Refused before any operation started (invalid, rate limited, the
-		// deadline or the client gone first): storing the refusal would
+		// deadline or a shutdown first): storing the refusal would
 		// replay it to every retry for the whole window although nothing
 		// was executed under the key.
 		h.write(w, status, resp)

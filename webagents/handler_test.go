@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -459,6 +460,10 @@ func TestHandlerIdempotencyInProgress(t *testing.T) {
 	rec := post(h, body, key)
 	assert.Equal(t, 409, rec.Code)
 	assert.Equal(t, CodeIdempotencyInProgress, decodeEnvelope(t, rec).Code)
+	// Retry-After: the running batch's remaining deadline (30 s by default).
+	retry, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+	require.NoError(t, err)
+	assert.True(t, retry >= 29 && retry <= 30, "Retry-After %d", retry)
 	close(release)
 	assert.Equal(t, 200, <-done)
 	assert.Equal(t, "true", post(h, body, key).Header().Get("Idempotent-Replayed"))
@@ -486,38 +491,74 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 	assert.Equal(t, 2, calls, "once per (session, key)")
 }
 
+// reserve is a reservation of key by client for an hour.
+func reserve(key, client string, fp [32]byte) IdempotencyReservation {
+	return IdempotencyReservation{Key: key, Client: client, Fingerprint: fp, TTL: time.Hour}
+}
+
 func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		s := NewMemoryIdempotencyStore(2)
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 2, MaxClientEntries: 2})
 		fp := [32]byte{1}
-		rec, err := s.Reserve(ctx, "a", fp, time.Hour)
+		rec, err := s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		assert.Nil(t, rec)
-		rec, err = s.Reserve(ctx, "a", fp, time.Hour)
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		require.NotNil(t, rec)
 		assert.False(t, rec.Completed)
 		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}, time.Hour))
-		_, err = s.Reserve(ctx, "b", fp, time.Hour)
+		time.Sleep(time.Minute)
+		_, err = s.Reserve(ctx, reserve("b", "c1", fp))
 		require.NoError(t, err)
-		// Full: the oldest completed entry makes room.
-		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
-		require.NoError(t, err)
-		assert.Nil(t, rec)
-		assert.Equal(t, 2, s.Len())
-		// Full of running requests: refused.
-		_, err = s.Reserve(ctx, "d", fp, time.Hour)
+		// Full: a completed record inside its window is never evicted; the
+		// request is refused until the oldest record expires.
+		rec, err = s.Reserve(ctx, reserve("c", "c2", fp))
 		var e *Error
 		require.ErrorAs(t, err, &e)
-		assert.Equal(t, CodeRateLimited, e.Code)
+		assert.Nil(t, rec)
+		assert.Equal(t, CodeIdempotencyUnavailable, e.Code)
+		assert.Equal(t, 503, e.HTTPStatus())
+		assert.Equal(t, time.Hour-time.Minute, e.RetryAfter, "until the oldest record expires")
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
+		require.NoError(t, err)
+		require.NotNil(t, rec, "the completed record is still there")
+		assert.True(t, rec.Completed)
 		// Released and expired entries go.
 		require.NoError(t, s.Release(ctx, "b"))
 		assert.Equal(t, 1, s.Len())
 		time.Sleep(2 * time.Hour)
-		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		assert.Nil(t, rec, "an expired key is new again")
+		assert.Equal(t, 1, s.Len())
+		assert.Zero(t, s.Bytes(), "the expired body is no longer counted")
+	})
+}
+
+// TestMemoryIdempotencyStoreBytes: the store is bounded by the bytes of
+// stored responses, overall and per client, not only by keys.
+func TestMemoryIdempotencyStoreBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxBytes: 1000, MaxClientBytes: 600})
+		big := make([]byte, 600)
+		_, err := s.Reserve(ctx, reserve("a", "c1", [32]byte{}))
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Status: 200, Body: big}, time.Hour))
+		assert.Equal(t, 600, s.Bytes())
+		_, err = s.Reserve(ctx, reserve("b", "c1", [32]byte{}))
+		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "c1 holds its byte share")
+		_, err = s.Reserve(ctx, reserve("b", "c2", [32]byte{}))
+		require.NoError(t, err, "another client still has room")
+		require.NoError(t, s.Complete(ctx, "b", IdempotencyRecord{Status: 200, Body: big}, time.Hour))
+		_, err = s.Reserve(ctx, reserve("c", "c3", [32]byte{}))
+		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "the store holds its bytes")
+		time.Sleep(time.Hour)
+		_, err = s.Reserve(ctx, reserve("c", "c3", [32]byte{}))
+		require.NoError(t, err, "expiry frees the bytes")
+		assert.Zero(t, s.Bytes())
 	})
 }
 
@@ -654,11 +695,11 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 	ctx := t.Context()
 	var s MemoryIdempotencyStore
 	fp := [32]byte{7}
-	rec, err := s.Reserve(ctx, "k", fp, time.Hour)
+	rec, err := s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	assert.Nil(t, rec, "reserved")
 	require.NoError(t, s.Complete(ctx, "k", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}, time.Hour))
-	rec, err = s.Reserve(ctx, "k", fp, time.Hour)
+	rec, err = s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.True(t, rec.Completed)
@@ -673,15 +714,17 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		s := NewMemoryIdempotencyStore(100)
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100})
 		for i := range 10_000 {
 			key := fmt.Sprintf("k%d", i)
-			_, err := s.Reserve(ctx, key, [32]byte{}, time.Hour)
+			_, err := s.Reserve(ctx, reserve(key, "c", [32]byte{}))
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, key))
 		}
 		for range 1_000 {
-			_, err := s.Reserve(ctx, "same", [32]byte{}, time.Minute)
+			r := reserve("same", "c", [32]byte{})
+			r.TTL = time.Minute
+			_, err := s.Reserve(ctx, r)
 			require.NoError(t, err)
 			time.Sleep(2 * time.Minute)
 		}
@@ -692,7 +735,7 @@ func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 
 type failingStore struct{ *MemoryIdempotencyStore }
 
-func (*failingStore) Reserve(context.Context, string, [32]byte, time.Duration) (*IdempotencyRecord, error) {
+func (*failingStore) Reserve(context.Context, IdempotencyReservation) (*IdempotencyRecord, error) {
 	return nil, errors.New("store down: redis://user:secret@10.0.0.9")
 }
 
@@ -712,4 +755,70 @@ func TestHandlerIdempotencyStoreFailure(t *testing.T) {
 	assert.NotContains(t, rec.Body.String(), "secret")
 	assert.Contains(t, logs.String(), "idempotency store")
 	assert.NotContains(t, logs.String(), "context hook")
+}
+
+// TestHandlerIdempotencyFloodKeepsVictimRecord is issue 10's attack: one
+// anonymous client sends 10,050 keyed batches in 2 s to push a victim's
+// stored order out of the store, so that the victim's retry runs the
+// irreversible action again. The victim's record is never evicted inside
+// its window: the retry is a replay, and the attacker gets refusals once it
+// holds its share.
+func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
+		var mu sync.Mutex
+		orders := map[string]int{}
+		h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+			"order.place": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+				var in struct {
+					Who string `json:"who"`
+				}
+				if err := req.Decode(&in); err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				orders[in.Who]++
+				return map[string]int{"order": orders[in.Who]}, nil
+			})}})
+		require.NoError(t, err)
+		send := func(addr, key, who string) *httptest.ResponseRecorder {
+			req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow",
+				strings.NewReader(`{"version":"0.1","operations":[{"id":"o","action":"order.place","input":{"who":"`+who+`"}}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+			req.RemoteAddr = addr
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		victim := send("198.51.100.7:40000", "order-1", "victim")
+		require.Equal(t, 200, victim.Code, victim.Body.String())
+
+		refused := 0
+		for i := range 10_050 {
+			rec := send("203.0.113.66:50000", fmt.Sprintf("flood-%d", i), "attacker")
+			if rec.Code == http.StatusServiceUnavailable {
+				refused++
+				assert.Equal(t, CodeIdempotencyUnavailable, decodeEnvelope(t, rec).Code)
+				assert.NotEmpty(t, rec.Header().Get("Retry-After"))
+			} else {
+				require.Equal(t, 200, rec.Code, rec.Body.String())
+			}
+			time.Sleep(2 * time.Second / 10_050)
+		}
+		assert.Equal(t, 10_050-DefaultIdempotencyEntries/DefaultIdempotencyClientShare, refused,
+			"the attacker holds at most its share of the store")
+
+		retry := send("198.51.100.7:40000", "order-1", "victim")
+		assert.Equal(t, 200, retry.Code)
+		assert.Equal(t, "true", retry.Header().Get("Idempotent-Replayed"), "the victim's retry is a replay")
+		assert.Equal(t, victim.Body.String(), retry.Body.String())
+		assert.Equal(t, 1, orders["victim"], "the order was placed once")
+
+		// A third client still gets a key while the attacker is refused.
+		other := send("192.0.2.200:1000", "k", "other")
+		assert.Equal(t, 200, other.Code)
+		assert.Empty(t, other.Header().Get("Idempotent-Replayed"))
+	})
 }
