@@ -49,6 +49,9 @@ type HandlerOptions struct {
 	// without a session are paced by client address); nil means no pacing
 	// beyond each batch's own.
 	Limiter Limiter
+	// AddressPacing says which requests with a session the Limiter also
+	// paces by client address; the zero value is PaceAnonymousByAddress.
+	AddressPacing AddressPacing
 	// IdempotencyStore keeps responses to requests with an Idempotency-Key
 	// header; nil means NewMemoryIdempotencyStore(nil): 10,000 keys and
 	// 64 MiB of responses, a tenth of each per client.
@@ -70,6 +73,29 @@ type HandlerOptions struct {
 	Logger *slog.Logger
 }
 
+// AddressPacing says when a [Handler] calls its [Limiter] with the
+// client address ("addr:" and the host of the request's remote address) in
+// addition to the session. Requests without a session are always paced by
+// address: it is their only scope.
+//
+// The model: a session is one client, an address may be many (a NAT, a
+// proxy). Anonymous sessions cost nothing to mint, so without address
+// pacing a client that takes a fresh cookie per batch would escape
+// cross-batch pacing. Behind a reverse proxy, every request has the
+// proxy's address: pace anonymous traffic there, or choose
+// PaceSessionsOnly.
+type AddressPacing int
+
+const (
+	// PaceAnonymousByAddress (the default) paces requests whose session
+	// was set with [WithAnonymousSessionKey] by client address as well.
+	PaceAnonymousByAddress AddressPacing = iota
+	// PaceAllByAddress paces every request by client address as well.
+	PaceAllByAddress
+	// PaceSessionsOnly paces requests with a session by their session only.
+	PaceSessionsOnly
+)
+
 // Handler is the server side of WebAgents: an http.Handler serving the two
 // discovery documents and the workflow endpoint. Route MarkdownPath,
 // WellKnownPath and EndpointPath to it (Register does).
@@ -90,6 +116,7 @@ type Handler struct {
 	json         []byte
 	context      ContextFunc
 	executor     Executor
+	paceAddress  AddressPacing
 	store        IdempotencyStore
 	window       time.Duration
 	maxBodyChars int
@@ -118,6 +145,7 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		maxBodyChars: opts.MaxBodyChars,
 		logger:       opts.Logger,
 		deadline:     opts.Deadline,
+		paceAddress:  opts.AddressPacing,
 	}
 	if h.deadline <= 0 {
 		h.deadline = DefaultDeadline
@@ -379,8 +407,8 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 			ctx = c
 		}
 	}
-	scope := clientScope(ctx, r)
-	ctx = withScope(ctx, scope)
+	scope, scopes := h.scopes(ctx, r)
+	ctx = withScopes(ctx, scopes)
 	key, hasKey, kerr := idempotencyKey(r.Header.Values("Idempotency-Key"))
 	if kerr != nil {
 		h.writeError(w, kerr)
@@ -399,20 +427,28 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 		bufferPool.Put(resp)
 		return
 	}
-	h.serveIdempotent(ctx, w, r, scope, key, body.Bytes())
+	h.serveIdempotent(ctx, w, r, scope, scopes, key, body.Bytes())
 }
 
-// clientScope is the session a request belongs to: its session key, or its
-// client address when it has none.
-func clientScope(ctx context.Context, r *http.Request) string {
-	if s := SessionKey(ctx); s != "" {
-		return "session:" + s
-	}
+// scopes returns the scope of a request's idempotency keys (its session,
+// or its client address without one) and the keys its operations are paced
+// by.
+func (h *Handler) scopes(ctx context.Context, r *http.Request) (string, *pacingScopes) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr:" + host
+	address := "addr:" + host
+	sess := sessionOf(ctx)
+	if sess.key == "" {
+		return address, &pacingScopes{session: address}
+	}
+	scope := "session:" + sess.key
+	p := &pacingScopes{session: scope}
+	if h.paceAddress == PaceAllByAddress || (sess.anonymous && h.paceAddress == PaceAnonymousByAddress) {
+		p.address = address
+	}
+	return scope, p
 }
 
 // pluggedError maps an error of a user-supplied hook or store: an *Error is
@@ -534,11 +570,17 @@ func idempotencyKey(values []string) (string, bool, *Error) {
 	return v, true, nil
 }
 
-func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope, key string, body []byte) {
+func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope string, scopes *pacingScopes, key string, body []byte) {
 	// Store keys are hashed so that session tokens never reach the store.
 	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	storeKey := hex.EncodeToString(sum[:])
-	client := sha256.Sum256([]byte(scope))
+	// The store's per-client share is charged to the address where the
+	// address paces the request: fresh anonymous sessions do not multiply it.
+	charged := scope
+	if scopes.address != "" {
+		charged = scopes.address
+	}
+	client := sha256.Sum256([]byte(charged))
 	fingerprint := sha256.Sum256(body)
 	existing, err := h.store.Reserve(ctx, IdempotencyReservation{
 		Key:         storeKey,

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -821,4 +822,102 @@ func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
 		assert.Equal(t, 200, other.Code)
 		assert.Empty(t, other.Header().Get("Idempotent-Replayed"))
 	})
+}
+
+// TestHandlerAddressPacing is issue 10 item 8: batches that each carry a
+// fresh anonymous session are paced by client address as well, so a client
+// cannot escape cross-batch pacing by taking a new cookie per batch. The
+// model is configurable: signed-in sessions are paced by session only,
+// unless PaceAllByAddress; PaceSessionsOnly turns address pacing off.
+func TestHandlerAddressPacing(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		mode      AddressPacing
+		anonymous bool
+		paced     bool
+	}{
+		{"anonymous sessions, default", PaceAnonymousByAddress, true, true},
+		{"signed-in sessions, default", PaceAnonymousByAddress, false, false},
+		{"signed-in sessions, all by address", PaceAllByAddress, false, true},
+		{"anonymous sessions, sessions only", PaceSessionsOnly, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := manifestWith(t, `"pacing":{"minIntervalMs":100,"maxConcurrency":1}`, `{"a":{}}`)
+				var mu sync.Mutex
+				var starts []time.Time
+				h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, AddressPacing: tc.mode,
+					Limiter: &SessionLimiter{Interval: interval},
+					Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+						if tc.anonymous {
+							return WithAnonymousSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+						}
+						return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+					},
+					Actions: map[string]ActionHandler{"a": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+						mu.Lock()
+						defer mu.Unlock()
+						starts = append(starts, req.Started)
+						return 1, nil
+					})}})
+				require.NoError(t, err)
+				var ops []string
+				for i := range 8 {
+					ops = append(ops, fmt.Sprintf(`{"id":"o%d","action":"a"}`, i))
+				}
+				body := `{"version":"0.1","operations":[` + strings.Join(ops, ",") + `]}`
+				var wg sync.WaitGroup
+				codes := make(chan int, 8)
+				for i := range 8 {
+					wg.Go(func() {
+						codes <- post(h, body, map[string]string{"X-Session": fmt.Sprintf("fresh-%d", i)}).Code
+					})
+				}
+				wg.Wait()
+				close(codes)
+				for c := range codes {
+					assert.Equal(t, 200, c)
+				}
+				require.Len(t, starts, 64)
+				slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+				closest := starts[len(starts)-1].Sub(starts[0])
+				for i := 1; i < len(starts); i++ {
+					closest = min(closest, starts[i].Sub(starts[i-1]))
+				}
+				if tc.paced {
+					assert.GreaterOrEqual(t, closest, interval, "one address: starts at least the interval apart")
+					assert.GreaterOrEqual(t, starts[63].Sub(starts[0]), 63*interval)
+				} else {
+					assert.Less(t, closest, interval, "separate sessions are paced separately")
+				}
+			})
+		})
+	}
+}
+
+// TestHandlerIdempotencyShareByAddress: the stored responses of anonymous
+// sessions are charged to their client address, so fresh cookies do not
+// multiply a client's share of the store; signed-in sessions have their own.
+func TestHandlerIdempotencyShareByAddress(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{"effect":"write"}}`)
+	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+		IdempotencyStore: NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100, MaxClientEntries: 2}),
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			if r.Header.Get("X-Signed-In") != "" {
+				return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+			}
+			return WithAnonymousSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+		},
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+	for i, want := range []int{200, 200, 503} {
+		rec := post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": fmt.Sprintf("anon-%d", i)})
+		assert.Equal(t, want, rec.Code, "anonymous session %d", i)
+	}
+	for i := range 2 {
+		rec := post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": fmt.Sprintf("user-%d", i), "X-Signed-In": "1"})
+		assert.Equal(t, 200, rec.Code, "signed-in session %d", i)
+	}
 }

@@ -151,7 +151,13 @@ type agentSessionKey struct{}
 func (s *Shop) agentContext(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 	as := &agentSession{shop: s, w: w, sess: s.sessions.find(r)}
 	ctx := context.WithValue(r.Context(), agentSessionKey{}, as)
-	if as.sess != nil {
+	switch {
+	case as.sess == nil:
+	case as.sess.user() == "":
+		// Any visitor gets a session: pace it and charge its stored
+		// responses by client address as well.
+		ctx = webagents.WithAnonymousSessionKey(ctx, as.sess.id)
+	default:
 		ctx = webagents.WithSessionKey(ctx, as.sess.id)
 	}
 	return ctx, nil
