@@ -113,7 +113,7 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 		"cart.state":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
 	origin := "http://" + srv.Listener.Addr().String()
-	h, err := NewHandler(HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]ActionHandler{
 		"catalog.find": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return json.RawMessage(`{"productId":"kbd-75"}`), nil
 		}),

@@ -137,7 +137,11 @@ var ErrHandlerClosed = errors.New("webagents: handler closed")
 
 // NewHandler checks opts and returns a Handler. The manifest is validated
 // again (which also compiles its schemas), so one built in Go is checked.
-func NewHandler(opts HandlerOptions) (*Handler, error) {
+// opts is required (its Manifest and Actions are); a nil opts is an error.
+func NewHandler(opts *HandlerOptions) (*Handler, error) {
+	if opts == nil {
+		return nil, errors.New("webagents: NewHandler needs options with a Manifest and Actions")
+	}
 	h := &Handler{
 		context:      opts.Context,
 		store:        opts.IdempotencyStore,

@@ -94,7 +94,7 @@ func newCartSite(t *testing.T, opts *HandlerOptions) *cartSite {
 			return map[string]int{"quantity": s.cart}, nil
 		}),
 	}
-	h, err := NewHandler(o)
+	h, err := NewHandler(&o)
 	require.NoError(t, err)
 	s.h = h
 	s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -86,7 +86,7 @@ func newTestSite(t testing.TB, opts *HandlerOptions) *testSite {
 			return map[string]any{"items": items}, nil
 		}),
 	}
-	h, err := NewHandler(o)
+	h, err := NewHandler(&o)
 	require.NoError(t, err)
 	s.h = h
 	return s
@@ -176,7 +176,7 @@ func TestHandlerRequestCodes(t *testing.T) {
 		body   string
 		hdr    map[string]string
 		status int
-		code   string
+		code   Code
 	}{
 		{"bad JSON", `{"version":`, nil, 400, CodeInvalidRequest},
 		{"empty body", ``, nil, 400, CodeInvalidRequest},
@@ -227,7 +227,7 @@ func TestHandlerCSRFMatrix(t *testing.T) {
 		method string
 		hdr    map[string]string
 		status int
-		code   string
+		code   Code
 	}{
 		{"same origin", "POST", map[string]string{"Origin": testOrigin, "Sec-Fetch-Site": "same-origin"}, 200, ""},
 		{"no Origin (non-browser)", "POST", nil, 200, ""},
@@ -314,17 +314,18 @@ func TestNewHandlerErrors(t *testing.T) {
 	cross.Workflow.Endpoint = "https://evil.example/api"
 	tests := []struct {
 		name string
-		opts HandlerOptions
+		opts *HandlerOptions
 	}{
-		{"no manifest", HandlerOptions{Origin: testOrigin, Actions: all}},
-		{"bad origin", HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
-		{"ftp origin", HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
-		{"missing handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
-		{"unpublished handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+		{"nil options", nil},
+		{"no manifest", &HandlerOptions{Origin: testOrigin, Actions: all}},
+		{"bad origin", &HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
+		{"ftp origin", &HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
+		{"missing handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
+		{"unpublished handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
 			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
-		{"cross-origin endpoint", HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
-		{"body limit below protocol", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
-		{"result limit above the transport cap", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
+		{"cross-origin endpoint", &HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
+		{"body limit below protocol", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
+		{"result limit above the transport cap", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,7 +336,7 @@ func TestNewHandlerErrors(t *testing.T) {
 	// A manifest built in Go is validated too.
 	bad := &Manifest{Version: "0.1", Workflow: Workflow{Endpoint: "/e", MaxOperations: 99},
 		Actions: map[string]*Action{"a": {Effect: "nope"}}}
-	_, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
+	_, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.GreaterOrEqual(t, len(ve.Problems), 2)
@@ -343,7 +344,7 @@ func TestNewHandlerErrors(t *testing.T) {
 
 func TestHandlerLoopbackOrigin(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
 		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
@@ -374,7 +375,7 @@ func TestHandlerContextHook(t *testing.T) {
 	type userKey struct{}
 	m := manifestWith(t, "", `{"me":{}}`)
 	var seen string
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			switch r.Header.Get("Authorization") {
 			case "Bearer good":
@@ -398,7 +399,7 @@ func TestHandlerContextHook(t *testing.T) {
 	assert.Contains(t, rec.Header().Get("Set-Cookie"), "seen=1")
 	rec = post(h, body, map[string]string{"Authorization": "Bearer expired"})
 	assert.Equal(t, 401, rec.Code)
-	assert.Equal(t, "unauthorized", decodeEnvelope(t, rec).Code)
+	assert.Equal(t, CodeUnauthorized, decodeEnvelope(t, rec).Code)
 	rec = post(h, body, nil)
 	assert.Equal(t, 500, rec.Code)
 	assert.NotContains(t, rec.Body.String(), "secret")
@@ -446,7 +447,7 @@ func TestHandlerIdempotencyInProgress(t *testing.T) {
 	m := manifestWith(t, "", `{"slow":{"effect":"write"}}`)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
 		"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
 			close(started)
 			<-release
@@ -474,7 +475,7 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"}}`)
 	var calls int
 	var mu sync.Mutex
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 		},
@@ -566,7 +567,7 @@ func TestMemoryIdempotencyStoreBytes(t *testing.T) {
 func TestHandlerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := manifestWith(t, "", `{"slow":{}}`)
-		h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
 			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
@@ -582,7 +583,7 @@ func TestHandlerDeadline(t *testing.T) {
 
 func TestHandlerRateLimited(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Limiter: limiterFunc(func(context.Context, string) error {
 			return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
 		}),
@@ -601,7 +602,7 @@ func (f limiterFunc) Wait(ctx context.Context, session string) error { return f(
 
 func TestHandlerResultTooLarge(t *testing.T) {
 	m := manifestWith(t, "", `{"big":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
 		Actions: map[string]ActionHandler{"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return strings.Repeat("x", 200), nil
 		})}})
@@ -613,7 +614,7 @@ func TestHandlerResultTooLarge(t *testing.T) {
 
 func TestHandlerReferencesDisabled(t *testing.T) {
 	m := manifestWith(t, `"references":false`, `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"},{"id":"y","action":"a","input":{"v":{"$ref":"x"}}}]}`, nil)
@@ -625,7 +626,7 @@ func TestHandlerLimiterScope(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
 	var mu sync.Mutex
 	var scopes []string
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 		},
@@ -651,7 +652,7 @@ func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"},"s":{"inputSchema":{"type":"object","required":["q"]}}}`)
 	var mu sync.Mutex
 	refuse, calls := true, 0
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Limiter: limiterFunc(func(context.Context, string) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -746,7 +747,7 @@ func (*failingStore) Reserve(context.Context, IdempotencyReservation) (*Idempote
 func TestHandlerIdempotencyStoreFailure(t *testing.T) {
 	var logs strings.Builder
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
 		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
 	require.NoError(t, err)
@@ -769,7 +770,7 @@ func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
 		m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 		var mu sync.Mutex
 		orders := map[string]int{}
-		h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
 			"order.place": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 				var in struct {
 					Who string `json:"who"`
@@ -847,7 +848,7 @@ func TestHandlerAddressPacing(t *testing.T) {
 				m := manifestWith(t, `"pacing":{"minIntervalMs":100,"maxConcurrency":1}`, `{"a":{}}`)
 				var mu sync.Mutex
 				var starts []time.Time
-				h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, AddressPacing: tc.mode,
+				h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, AddressPacing: tc.mode,
 					Limiter: &SessionLimiter{Interval: interval},
 					Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 						if tc.anonymous {
@@ -901,7 +902,7 @@ func TestHandlerAddressPacing(t *testing.T) {
 // multiply a client's share of the store; signed-in sessions have their own.
 func TestHandlerIdempotencyShareByAddress(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{"effect":"write"}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		IdempotencyStore: NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100, MaxClientEntries: 2}),
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			if r.Header.Get("X-Signed-In") != "" {

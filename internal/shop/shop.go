@@ -98,7 +98,7 @@ func New(opts Options) (*Shop, error) {
 	if pacing.MinIntervalMs > 0 {
 		limiter = &webagents.SessionLimiter{Interval: time.Duration(pacing.MinIntervalMs) * time.Millisecond}
 	}
-	s.agent, err = webagents.NewHandler(webagents.HandlerOptions{
+	s.agent, err = webagents.NewHandler(&webagents.HandlerOptions{
 		Origin:   origin,
 		Manifest: m,
 		Context:  s.agentContext,

@@ -226,10 +226,10 @@ func TestAgentErrors(t *testing.T) {
 		require.ErrorAs(t, err, &we)
 		return we
 	}
-	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":""}`)}).Code)
-	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":"x","extra":1}`)}).Code)
-	assert.Equal(t, "not_found", run(webagents.Operation{ID: "a", Action: "catalog.product", Input: raw(`{"productId":"nope"}`)}).Code)
-	assert.Equal(t, "unauthorized", run(webagents.Operation{ID: "a", Action: "account.signIn", Input: raw(`{"email":"x@example.com","password":"wrongpass"}`)}).Code)
+	assert.Equal(t, webagents.CodeInvalidInput, run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":""}`)}).Code)
+	assert.Equal(t, webagents.CodeInvalidInput, run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":"x","extra":1}`)}).Code)
+	assert.Equal(t, webagents.Code("not_found"), run(webagents.Operation{ID: "a", Action: "catalog.product", Input: raw(`{"productId":"nope"}`)}).Code)
+	assert.Equal(t, webagents.CodeUnauthorized, run(webagents.Operation{ID: "a", Action: "account.signIn", Input: raw(`{"email":"x@example.com","password":"wrongpass"}`)}).Code)
 	run(webagents.Operation{ID: "s", Action: "account.signUp", Input: raw(`{"email":"e@example.com","password":"password1"}`)}, webagents.Operation{ID: "o", Action: "order.place"})
 	e := run(webagents.Operation{ID: "o", Action: "order.place"})
 	assert.Equal(t, webagents.Error{Status: 409, Code: "conflict", Message: "The cart is empty.", Operation: "o"}, *e)
