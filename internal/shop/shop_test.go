@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // startShop runs a shop on a loopback listener. posts counts POSTs to the
 // agent endpoint; a test can forbid them.
-func startShop(t *testing.T, opts Options) (*httptest.Server, *Shop) {
+func startShop(t *testing.T, opts Options) (*httptest.Server, *Site) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	opts.Origin = "http://" + srv.Listener.Addr().String()
@@ -40,7 +40,7 @@ func startShop(t *testing.T, opts Options) (*httptest.Server, *Shop) {
 	if opts.Pacing == nil {
 		opts.Pacing = &webagents.Pacing{MinIntervalMs: 0, MaxConcurrency: 2}
 	}
-	s, err := New(opts)
+	s, err := New(&opts)
 	require.NoError(t, err)
 	srv.Config.Handler = s
 	srv.Start()
@@ -238,7 +238,7 @@ func TestAgentErrors(t *testing.T) {
 func TestCheckerOnShopNeverPosts(t *testing.T) {
 	var posts int
 	srv := httptest.NewUnstartedServer(nil)
-	s, err := New(Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000})
+	s, err := New(&Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000})
 	require.NoError(t, err)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -410,7 +410,7 @@ func TestAnonymousVisitsDoNotEvictSignedInSessions(t *testing.T) {
 }
 
 func TestNewRefusesBadOrigin(t *testing.T) {
-	_, err := New(Options{Origin: "ftp://x"})
+	_, err := New(&Options{Origin: "ftp://x"})
 	assert.Error(t, err)
 }
 
@@ -424,7 +424,7 @@ func TestServe(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, Options{PBKDF2Iterations: 1000}) }()
+	go func() { done <- Serve(ctx, ln, &Options{PBKDF2Iterations: 1000}) }()
 	var c webagents.Client
 	rep, err := c.Check(t.Context(), "http://"+ln.Addr().String()+"/products/kbd-75")
 	require.NoError(t, err)
@@ -440,9 +440,9 @@ func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
 		_, err := c.Run(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
 		require.NoError(t, err)
 	}
-	s.sessions.mu.Lock()
-	n := len(s.sessions.byToken)
-	s.sessions.mu.Unlock()
+	s.app.sessions.mu.Lock()
+	n := len(s.app.sessions.byToken)
+	s.app.sessions.mu.Unlock()
 	assert.Zero(t, n)
 }
 
@@ -450,7 +450,7 @@ func TestOnActionReportsEachAction(t *testing.T) {
 	type call struct{ op, action string }
 	var mu sync.Mutex
 	var calls []call
-	s, err := New(Options{Origin: "http://127.0.0.1:8080", PBKDF2Iterations: 1000,
+	s, err := New(&Options{Origin: "http://127.0.0.1:8080", PBKDF2Iterations: 1000,
 		Pacing: &webagents.Pacing{MaxConcurrency: 1},
 		OnAction: func(op, action string, start time.Time, took time.Duration) {
 			mu.Lock()
