@@ -126,7 +126,8 @@ type Handler struct {
 
 	mu      sync.Mutex
 	closing bool
-	running sync.WaitGroup          // batches being served; Add under mu while !closing
+	running int                     // batches being served
+	idle    chan struct{}           // closed when closing and running reaches 0
 	stop    context.Context         // canceled by Close, or Shutdown past its context
 	cancel  context.CancelCauseFunc // cancels stop
 }
@@ -155,6 +156,7 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 		h.deadline = DefaultDeadline
 	}
 	h.stop, h.cancel = context.WithCancelCause(context.Background())
+	h.idle = make(chan struct{})
 	if opts.Origin != "" {
 		o, err := ParseOrigin(opts.Origin)
 		if err != nil {
@@ -245,16 +247,9 @@ func (h *Handler) EndpointPath() string { return h.endpointPath }
 // without waiting further. Call it before or alongside
 // http.Server.Shutdown, which does not cancel requests.
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.mu.Lock()
-	h.closing = true
-	h.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		h.running.Wait()
-		close(done)
-	}()
+	h.startClosing()
 	select {
-	case <-done:
+	case <-h.idle:
 		return nil
 	case <-ctx.Done():
 		h.cancel(ErrHandlerClosed)
@@ -265,11 +260,20 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 // Close stops accepting batches and cancels the running ones at once. It
 // is idempotent and safe to call from any goroutine.
 func (h *Handler) Close() error {
-	h.mu.Lock()
-	h.closing = true
-	h.mu.Unlock()
+	h.startClosing()
 	h.cancel(ErrHandlerClosed)
 	return nil
+}
+
+func (h *Handler) startClosing() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closing {
+		h.closing = true
+		if h.running == 0 {
+			close(h.idle)
+		}
+	}
 }
 
 // begin counts a batch as running; it reports false once the Handler is
@@ -280,8 +284,18 @@ func (h *Handler) begin() bool {
 	if h.closing {
 		return false
 	}
-	h.running.Add(1)
+	h.running++
 	return true
+}
+
+// end counts a batch begin let run as finished.
+func (h *Handler) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.running--
+	if h.closing && h.running == 0 {
+		close(h.idle)
+	}
 }
 
 // batchContext returns the context a batch runs under: ctx's values, but
@@ -422,7 +436,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, errorf(CodeUnavailable, "The server is shutting down; try again later."))
 		return
 	}
-	defer h.running.Done()
+	defer h.end()
 	ctx, done := h.batchContext(ctx)
 	defer done()
 	if !hasKey {
