@@ -3,6 +3,7 @@ package webagents
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -600,13 +601,17 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	}
 	client := sha256.Sum256([]byte(charged))
 	fingerprint := sha256.Sum256(body)
-	existing, err := h.store.Reserve(ctx, IdempotencyReservation{
+	var token [16]byte
+	_, _ = rand.Read(token[:])
+	reservation := IdempotencyReservation{
 		Key:         storeKey,
 		Client:      hex.EncodeToString(client[:16]),
 		Fingerprint: fingerprint,
 		TTL:         h.window,
 		Deadline:    time.Now().Add(h.deadline),
-	})
+		Token:       hex.EncodeToString(token[:]),
+	}
+	existing, err := h.store.Reserve(ctx, reservation)
 	switch {
 	case err != nil:
 		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed", err))
@@ -628,7 +633,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	defer func() {
 		if !completed {
 			// Nothing ran, a panic, or the store failed: let a retry run.
-			_ = h.store.Release(context.WithoutCancel(ctx), storeKey)
+			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
 	status, resp, executed := h.runBatch(ctx, r, body)
@@ -642,7 +647,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		return
 	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
-	if err := h.store.Complete(context.WithoutCancel(ctx), storeKey, rec, h.window); err != nil {
+	if err := h.store.Complete(context.WithoutCancel(ctx), reservation, rec); err != nil {
 		if h.logger != nil {
 			h.logger.ErrorContext(ctx, "webagents: idempotency store failed", slog.String("error", err.Error()))
 		}

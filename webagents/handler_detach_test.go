@@ -25,11 +25,11 @@ type recordingStore struct {
 	completed []IdempotencyRecord
 }
 
-func (s *recordingStore) Complete(ctx context.Context, key string, rec IdempotencyRecord, ttl time.Duration) error {
+func (s *recordingStore) Complete(ctx context.Context, r IdempotencyReservation, rec IdempotencyRecord) error {
 	s.mu.Lock()
 	s.completed = append(s.completed, rec)
 	s.mu.Unlock()
-	return s.MemoryIdempotencyStore.Complete(ctx, key, rec, ttl)
+	return s.MemoryIdempotencyStore.Complete(ctx, r, rec)
 }
 
 func (s *recordingStore) records() []IdempotencyRecord {

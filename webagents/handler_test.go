@@ -495,7 +495,7 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 
 // reserve is a reservation of key by client for an hour.
 func reserve(key, client string, fp [32]byte) IdempotencyReservation {
-	return IdempotencyReservation{Key: key, Client: client, Fingerprint: fp, TTL: time.Hour}
+	return IdempotencyReservation{Key: key, Client: client, Fingerprint: fp, TTL: time.Hour, Token: "token-" + key}
 }
 
 func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
@@ -510,7 +510,7 @@ func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, rec)
 		assert.False(t, rec.Completed)
-		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}, time.Hour))
+		require.NoError(t, s.Complete(ctx, reserve("a", "c1", fp), IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}))
 		time.Sleep(time.Minute)
 		_, err = s.Reserve(ctx, reserve("b", "c1", fp))
 		require.NoError(t, err)
@@ -528,7 +528,7 @@ func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
 		require.NotNil(t, rec, "the completed record is still there")
 		assert.True(t, rec.Completed)
 		// Released and expired entries go.
-		require.NoError(t, s.Release(ctx, "b"))
+		require.NoError(t, s.Release(ctx, reserve("b", "c1", fp)))
 		assert.Equal(t, 1, s.Len())
 		time.Sleep(2 * time.Hour)
 		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
@@ -536,6 +536,37 @@ func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
 		assert.Nil(t, rec, "an expired key is new again")
 		assert.Equal(t, 1, s.Len())
 		assert.Zero(t, s.Bytes(), "the expired body is no longer counted")
+	})
+}
+
+// TestMemoryIdempotencyStoreToken: only the request holding a reservation
+// completes or releases it; one whose record expired and was taken over by
+// another request cannot overwrite or drop the newer one.
+func TestMemoryIdempotencyStoreToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(nil)
+		first := reserve("k", "c", [32]byte{1})
+		first.TTL = time.Minute
+		_, err := s.Reserve(ctx, first)
+		require.NoError(t, err)
+		time.Sleep(2 * time.Minute) // first's batch outlived its record
+		second := reserve("k", "c", [32]byte{1})
+		second.Token = "second"
+		rec, err := s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.Nil(t, rec, "the expired key is taken over")
+		require.NoError(t, s.Complete(ctx, first, IdempotencyRecord{Status: 500, Body: []byte("stale")}))
+		require.NoError(t, s.Release(ctx, first))
+		rec, err = s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.NotNil(t, rec, "the second reservation survives the first's release")
+		assert.False(t, rec.Completed, "and the first's completion")
+		require.NoError(t, s.Complete(ctx, second, IdempotencyRecord{Status: 200, Body: []byte("ok")}))
+		rec, err = s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+		assert.Equal(t, []byte("ok"), rec.Body)
 	})
 }
 
@@ -548,13 +579,13 @@ func TestMemoryIdempotencyStoreBytes(t *testing.T) {
 		big := make([]byte, 600)
 		_, err := s.Reserve(ctx, reserve("a", "c1", [32]byte{}))
 		require.NoError(t, err)
-		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Status: 200, Body: big}, time.Hour))
+		require.NoError(t, s.Complete(ctx, reserve("a", "c1", [32]byte{}), IdempotencyRecord{Status: 200, Body: big}))
 		assert.Equal(t, 600, s.Bytes())
 		_, err = s.Reserve(ctx, reserve("b", "c1", [32]byte{}))
 		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "c1 holds its byte share")
 		_, err = s.Reserve(ctx, reserve("b", "c2", [32]byte{}))
 		require.NoError(t, err, "another client still has room")
-		require.NoError(t, s.Complete(ctx, "b", IdempotencyRecord{Status: 200, Body: big}, time.Hour))
+		require.NoError(t, s.Complete(ctx, reserve("b", "c2", [32]byte{}), IdempotencyRecord{Status: 200, Body: big}))
 		_, err = s.Reserve(ctx, reserve("c", "c3", [32]byte{}))
 		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "the store holds its bytes")
 		time.Sleep(time.Hour)
@@ -700,13 +731,13 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 	rec, err := s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	assert.Nil(t, rec, "reserved")
-	require.NoError(t, s.Complete(ctx, "k", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}, time.Hour))
+	require.NoError(t, s.Complete(ctx, reserve("k", "c", fp), IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}))
 	rec, err = s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.True(t, rec.Completed)
-	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, "x", IdempotencyRecord{}, time.Hour) })
-	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, "x"))
+	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, reserve("x", "c", fp), IdempotencyRecord{}) })
+	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, reserve("x", "c", fp)))
 	assert.Zero(t, new(MemoryIdempotencyStore).Len())
 }
 
@@ -721,7 +752,7 @@ func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 			key := fmt.Sprintf("k%d", i)
 			_, err := s.Reserve(ctx, reserve(key, "c", [32]byte{}))
 			require.NoError(t, err)
-			require.NoError(t, s.Release(ctx, key))
+			require.NoError(t, s.Release(ctx, reserve(key, "c", [32]byte{})))
 		}
 		for range 1_000 {
 			r := reserve("same", "c", [32]byte{})

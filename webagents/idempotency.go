@@ -24,6 +24,10 @@ type IdempotencyReservation struct {
 	// Deadline is the latest the batch can end (its start plus the batch
 	// deadline): a retry before then is told to come back after it.
 	Deadline time.Time
+	// Token is a random value unique to this request: only the request
+	// holding the reservation may complete or release it, so one whose
+	// record expired and was taken over by another cannot overwrite it.
+	Token string
 }
 
 // IdempotencyRecord is what an IdempotencyStore keeps for one key.
@@ -57,10 +61,13 @@ type IdempotencyStore interface {
 	// a live record exists. It returns the existing record, or nil when it
 	// made the reservation. Records expire r.TTL after they are stored.
 	Reserve(ctx context.Context, r IdempotencyReservation) (*IdempotencyRecord, error)
-	// Complete replaces the reservation with the finished response.
-	Complete(ctx context.Context, key string, rec IdempotencyRecord, ttl time.Duration) error
-	// Release drops a reservation that will not complete.
-	Release(ctx context.Context, key string) error
+	// Complete replaces r's reservation with the finished response, kept
+	// for r.TTL from now. It does nothing when r.Token no longer holds the
+	// reservation.
+	Complete(ctx context.Context, r IdempotencyReservation, rec IdempotencyRecord) error
+	// Release drops r's reservation, which will not complete; it does
+	// nothing when r.Token no longer holds it.
+	Release(ctx context.Context, r IdempotencyReservation) error
 }
 
 // Defaults of [MemoryIdempotencyStoreOptions].
@@ -119,6 +126,7 @@ type memoryEntry struct {
 	rec     IdempotencyRecord
 	expires time.Time
 	client  string
+	token   string
 }
 
 type clientUsage struct{ entries, bytes int }
@@ -181,6 +189,7 @@ func (s *MemoryIdempotencyStore) Reserve(_ context.Context, r IdempotencyReserva
 		rec:     IdempotencyRecord{Fingerprint: r.Fingerprint, Deadline: r.Deadline},
 		expires: now.Add(r.TTL),
 		client:  r.Client,
+		token:   r.Token,
 	}
 	s.charge(r.Client, 1, 0)
 	s.appendOrder(r.Key)
@@ -266,30 +275,28 @@ func (s *MemoryIdempotencyStore) appendOrder(key string) {
 // Complete implements IdempotencyStore. It always stores the response of a
 // batch that ran, even over the byte bound (see
 // [MemoryIdempotencyStoreOptions.MaxBytes]).
-func (s *MemoryIdempotencyStore) Complete(_ context.Context, key string, rec IdempotencyRecord, ttl time.Duration) error {
+func (s *MemoryIdempotencyStore) Complete(_ context.Context, r IdempotencyReservation, rec IdempotencyRecord) error {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
-	rec.Completed = true
-	e, ok := s.entries[key]
-	if !ok {
-		e = &memoryEntry{}
-		s.entries[key] = e
-		s.charge("", 1, 0)
-		s.appendOrder(key)
+	e, ok := s.entries[r.Key]
+	if !ok || e.token != r.Token || e.rec.Completed || !now.Before(e.expires) {
+		return nil // the reservation is gone, or another request's
 	}
+	rec.Completed = true
 	s.charge(e.client, 0, len(rec.Body)-len(e.rec.Body))
 	e.rec = rec
-	e.expires = time.Now().Add(ttl)
+	e.expires = now.Add(r.TTL)
 	return nil
 }
 
 // Release implements IdempotencyStore.
-func (s *MemoryIdempotencyStore) Release(_ context.Context, key string) error {
+func (s *MemoryIdempotencyStore) Release(_ context.Context, r IdempotencyReservation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.entries[key]; ok && !e.rec.Completed {
-		s.remove(key, e)
+	if e, ok := s.entries[r.Key]; ok && !e.rec.Completed && e.token == r.Token {
+		s.remove(r.Key, e)
 	}
 	return nil
 }
