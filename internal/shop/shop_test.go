@@ -468,3 +468,56 @@ func TestOnActionReportsEachAction(t *testing.T) {
 	require.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, []call{{"find", "catalog.search"}, {"p", "catalog.product"}}, calls)
 }
+
+// TestAgentDisconnectMidBatch is issue 12's scenario against the shop: an
+// agent signs up, sends four cart.add and a cart.state with an
+// Idempotency-Key and gives up after 0.25 s (pacing makes the batch take
+// longer). The batch still runs to the end; retries get 409 while it runs,
+// then the stored, complete response; the cart holds all four.
+func TestAgentDisconnectMidBatch(t *testing.T) {
+	srv, s := startShop(t, Options{Pacing: &webagents.Pacing{MinIntervalMs: 120, MaxConcurrency: 1}})
+	c := agentClient(t, srv)
+	page := srv.URL + "/products/kbd-75"
+	_, err := c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "up", Action: "account.signUp", Input: raw(`{"email":"drop@example.com","password":"password1"}`)}},
+		&webagents.RunOptions{AllowWrites: true})
+	require.NoError(t, err)
+	var ops []webagents.Operation
+	for _, id := range []string{"kbd-75", "kbd-full", "mouse-w", "pad-xl"} {
+		ops = append(ops, webagents.Operation{ID: "add-" + id, Action: "cart.add", Input: raw(`{"productId":"` + id + `"}`)})
+	}
+	ops = append(ops, webagents.Operation{ID: "state", Action: "cart.state", DependsOn: []string{"add-kbd-75", "add-kbd-full", "add-mouse-w", "add-pad-xl"}})
+	opts := &webagents.RunOptions{AllowWrites: true, IdempotencyKey: "k1"}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond)
+	_, err = c.Run(ctx, page, ops, opts)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the agent gave up mid-batch")
+
+	var res *webagents.RunResult
+	sawInProgress := false
+	require.Eventually(t, func() bool {
+		res, err = c.Run(t.Context(), page, ops, opts)
+		if errors.Is(err, &webagents.Error{Code: webagents.CodeIdempotencyInProgress}) {
+			sawInProgress = true
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, sawInProgress, "a retry while the batch ran got 409")
+	assert.True(t, res.Replayed, "the retry got the stored response")
+	assert.True(t, res.Response.OK)
+	var state struct {
+		Items []struct {
+			ProductID string `json:"productId"`
+		} `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(res.Response.Results["state"], &state))
+	assert.Len(t, state.Items, 4, "every add ran, and the stored response says so")
+
+	users := s.Store()
+	u, err := users.SignIn("drop@example.com", "password1")
+	require.NoError(t, err)
+	assert.Len(t, users.Cart(u.ID).Items, 4, "the shop's state: four products in the cart")
+}
