@@ -502,9 +502,9 @@ func TestAgentDisconnectMidBatch(t *testing.T) {
 			sawInProgress = true
 			return false
 		}
-		require.NoError(t, err)
 		return true
 	}, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, err)
 	assert.True(t, sawInProgress, "a retry while the batch ran got 409")
 	assert.True(t, res.Replayed, "the retry got the stored response")
 	assert.True(t, res.Response.OK)
