@@ -441,7 +441,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	ctx, done := h.batchContext(ctx)
 	defer done()
 	if !hasKey {
-		status, resp, _ := h.runBatch(ctx, r, body.Bytes())
+		status, resp, _ := h.runBatch(ctx, w, r, body.Bytes())
 		h.write(w, status, resp)
 		bufferPool.Put(resp)
 		return
@@ -485,9 +485,11 @@ func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Erro
 	return internalError()
 }
 
-// runBatch decodes, plans and runs a batch and renders the response.
+// runBatch decodes, plans and runs a batch and renders the response; a
+// failure that says when to retry (a Limiter whose backend is down) sets
+// Retry-After on w.
 // executed reports whether any operation was started.
-func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
+func (h *Handler) runBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
 	resp = bufferPool.Get().(*bytes.Buffer)
 	resp.Reset()
 	pacing := effectivePacing(h.manifest.Workflow, nil)
@@ -506,6 +508,7 @@ func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (s
 				return we.HTTPStatus(), resp, out.executed
 			}
 			if out.Err != nil {
+				setRetryAfter(w, out.Err.RetryAfter)
 				return out.Err.HTTPStatus(), resp, out.executed
 			}
 			return http.StatusOK, resp, out.executed
@@ -532,9 +535,7 @@ func (h *Handler) pagePath(r *http.Request) string {
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, e *Error) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
-	}
+	setRetryAfter(w, e.RetryAfter)
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	appendEnvelope(buf, effectivePacing(h.manifest.Workflow, nil), nil, e)
@@ -550,6 +551,14 @@ func (h *Handler) write(w http.ResponseWriter, status int, body *bytes.Buffer) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(body.Bytes())
+}
+
+// setRetryAfter sets the Retry-After header to d in whole seconds, rounded
+// up, when d is positive.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
 }
 
 func isJSONContentType(values []string) bool {
@@ -636,7 +645,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
-	status, resp, executed := h.runBatch(ctx, r, body)
+	status, resp, executed := h.runBatch(ctx, w, r, body)
 	if !executed {
 		// Refused before any operation started (invalid, rate limited, the
 		// deadline or a shutdown first): storing the refusal would

@@ -953,3 +953,19 @@ func TestHandlerIdempotencyShareByAddress(t *testing.T) {
 		assert.Equal(t, 200, rec.Code, "signed-in session %d", i)
 	}
 }
+
+// TestHandlerRetryAfterFromLimiter: a Limiter refusal that says when to
+// retry (its backend is down) reaches the client as Retry-After.
+func TestHandlerRetryAfterFromLimiter(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
+		Limiter: limiterFunc(func(context.Context, string) error {
+			return &Error{Status: 503, Code: CodeUnavailable, Message: "Pacing is unavailable.", RetryAfter: 1500 * time.Millisecond}
+		}),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, nil)
+	assert.Equal(t, 503, rec.Code)
+	assert.Equal(t, CodeUnavailable, decodeEnvelope(t, rec).Code)
+	assert.Equal(t, "2", rec.Header().Get("Retry-After"))
+}
