@@ -10,11 +10,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// go-redis logs every failed dial on its own logger; the tests kill
+	// Redis on purpose, and this package logs each outage once.
+	redis.SetLogger(&logging.VoidLogger{})
 	goleak.VerifyTestMain(m)
 }
 
