@@ -36,7 +36,6 @@ var (
 	errReplaced       = errors.New("replaced by a newer connection")
 	errLiveness       = errors.New("liveness timeout: no pong")
 	errStalled        = errors.New("write failed or stalled")
-	errPeerClosed     = errors.New("connection closed by the extension")
 	errHandshakeState = errors.New("hub closed during handshake")
 )
 
@@ -340,7 +339,8 @@ func (c *extConn) readLoop() {
 	for {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
-			c.terminate(errPeerClosed, closeNormal, false)
+			cause, code := c.readFailure(err)
+			c.terminate(cause, code, false)
 			h.log.Debug("extbridge: read ended", "err", err)
 			return
 		}
@@ -358,6 +358,29 @@ func (c *extConn) readLoop() {
 		c.dispatch(data)
 	}
 }
+
+// readFailure turns the error that ended the read loop into the cause the
+// failed commands and OnDisconnect report, and the close code to send: a
+// frame over the read limit is a *FrameTooLargeError, a close frame from
+// the extension is a *PeerClosedError, anything else (EOF, reset, a
+// protocol error) is reported with its own text.
+func (c *extConn) readFailure(err error) (error, websocket.StatusCode) {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return &FrameTooLargeError{Limit: c.hub.opts.ReadLimit}, websocket.StatusMessageTooBig
+	}
+	if code := websocket.CloseStatus(err); code != -1 {
+		return &PeerClosedError{Code: int(code)}, closeNormal
+	}
+	return &readError{err}, closeNormal
+}
+
+// readError is a read failure other than a close frame or an oversized
+// frame: the connection was lost (io.EOF, a reset) or the extension broke
+// the WebSocket protocol. It wraps the transport's error.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "connection lost: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
 
 func (c *extConn) touch() { c.lastSeen.Store(time.Now().UnixNano()) }
 
@@ -658,6 +681,8 @@ func closeReason(err error) string {
 		return "liveness timeout"
 	case errors.Is(err, ErrClosed):
 		return "hub shutting down"
+	case errors.Is(err, ErrFrameTooLarge):
+		return "frame exceeds the read limit"
 	default:
 		return ""
 	}

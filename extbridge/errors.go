@@ -48,6 +48,41 @@ var ErrUnknownConversation = errors.New("extbridge: unknown conversation")
 // TEXT_MESSAGE_CONTENT event with an empty delta.
 var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
 
+// ErrFrameTooLarge is matched (errors.Is) by a *FrameTooLargeError: the
+// extension sent a frame larger than the hub's read limit, and the hub
+// closed the connection with 1009 (message too big).
+var ErrFrameTooLarge = errors.New("extbridge: frame exceeds the read limit")
+
+// FrameTooLargeError is the cause of a disconnect (reported to the browser
+// commands in flight and to OnDisconnect, wrapped in ErrDisconnected) when
+// the extension sent a frame over HubOptions.ReadLimit, for example a Read
+// of a page with more text than the limit. It matches ErrFrameTooLarge.
+// The frame's full size is not known: the hub stops reading at the limit
+// rather than allocate for it.
+type FrameTooLargeError struct {
+	Limit int64 // the read limit in bytes
+}
+
+// Error returns "frame from the browser extension exceeds the read limit of N bytes".
+func (e *FrameTooLargeError) Error() string {
+	return "frame from the browser extension exceeds the read limit of " + strconv.FormatInt(e.Limit, 10) + " bytes"
+}
+
+// Unwrap returns ErrFrameTooLarge.
+func (e *FrameTooLargeError) Unwrap() error { return ErrFrameTooLarge }
+
+// PeerClosedError is the cause of a disconnect when the extension closed
+// the WebSocket with a close frame. Code is the status it sent (1000
+// normal, 1001 going away, …; 1005 when it sent none).
+type PeerClosedError struct {
+	Code int
+}
+
+// Error returns "connection closed by the extension (status N)".
+func (e *PeerClosedError) Error() string {
+	return "connection closed by the extension (status " + strconv.Itoa(e.Code) + ")"
+}
+
 // NotConnectedError is the error of a browser command made while no
 // extension is connected. It matches ErrNotConnected. Its text is the
 // reference wording "no browser extension connected on port N".
