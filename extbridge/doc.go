@@ -15,7 +15,7 @@
 // # Quick start
 //
 //	token, _ := extbridge.NewToken() // copy it into the extension's options
-//	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: token})
+//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
 //	if err != nil { … }
 //	go hub.ListenAndServe() // 127.0.0.1:52789; or hub.Serve(listener)
 //	defer hub.Close()

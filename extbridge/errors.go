@@ -127,18 +127,37 @@ func (e *TimeoutError) Unwrap() []error {
 // Timeout reports true, so that the error satisfies net.Error-style checks.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// CommandError is a browser command the extension reported as failed: its
-// browser_result carried a non-empty error. Message is the extension's text,
-// unchanged.
+// ErrInvalidCommand is matched (errors.Is) by a *CommandError the hub
+// raised itself: the command was refused before it was sent.
+var ErrInvalidCommand = errors.New("extbridge: invalid browser command")
+
+// CommandError is a failed browser command: either the extension reported
+// it as failed (its browser_result carried a non-empty error; Message is
+// the extension's text, unchanged), or, with Invalid set, the hub refused
+// it before sending it (Message says why; it then matches
+// ErrInvalidCommand).
 type CommandError struct {
 	Action  string // the browser command's action
-	Message string // the extension's error text
+	Message string // the extension's error text, or why the hub refused it
+	Invalid bool   // refused by the hub; nothing was sent
 }
 
 // Error returns the action and the extension's text (at most 512 bytes of
-// it).
+// it), or the reason the hub refused the command.
 func (e *CommandError) Error() string {
+	if e.Invalid {
+		return "extbridge: invalid " + e.Action + " command: " + e.Message
+	}
 	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
+}
+
+// Unwrap returns ErrInvalidCommand for a command the hub refused, nil
+// otherwise.
+func (e *CommandError) Unwrap() error {
+	if e.Invalid {
+		return ErrInvalidCommand
+	}
+	return nil
 }
 
 // actionError is an error of a browser command: its text names the package

@@ -13,7 +13,7 @@ import (
 // The hub serves on a loopback listener; here a scripted fake extension
 // from extbridgetest plays the browser.
 func Example() {
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func Example() {
 }
 
 func ExampleNotConnectedError() {
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
 		log.Fatal(err)
 	}

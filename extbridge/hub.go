@@ -70,12 +70,12 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// NewHub returns a Hub configured by opts. It fails when opts.Token is
-// empty, when a limit is negative, when Addr is not a loopback address, or
+// NewHub returns a Hub configured by opts. It fails when opts is nil or
+// opts.Token is empty, when a limit is negative, when Addr is not a loopback address, or
 // when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
 // must be closed with Close or Shutdown once it has served.
-func NewHub(opts HubOptions) (*Hub, error) {
-	if opts.Token == "" {
+func NewHub(opts *HubOptions) (*Hub, error) {
+	if opts == nil || opts.Token == "" {
 		return nil, errors.New("extbridge: empty token: set HubOptions.Token (NewToken makes one)")
 	}
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||

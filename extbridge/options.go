@@ -3,6 +3,8 @@ package extbridge
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,9 @@ const (
 	DefaultToolApprovalTimeout = 5 * time.Minute
 	DefaultMaxConcurrentTools  = 16
 )
+
+// defaultNavigateSchemes are the URL schemes Navigate accepts by default.
+var defaultNavigateSchemes = []string{"http", "https", "file", "about", "data"}
 
 // HubOptions configures a Hub. The zero value of every field is a documented
 // default; only Token is required.
@@ -73,6 +78,14 @@ type HubOptions struct {
 	// waits for a result when the caller's context has no deadline. Default
 	// 5 s. (With a deadline, the deadline is binding for both sides.)
 	ReplyMargin time.Duration
+
+	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
+	// a scheme or with another one is refused before it is sent (the
+	// extension would open a relative URL against its own page). Default
+	// http, https, file, about, data. Add "chrome"
+	// to allow chrome:// pages where the browser lets an extension open
+	// them.
+	NavigateSchemes []string
 
 	// ExtensionIDs pins the extension ids whose Origin is accepted
 	// (chrome-extension://ID, moz-extension://ID, safari-web-extension://ID).
@@ -140,6 +153,13 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.ReplyMargin, DefaultReplyMargin)
 	setDefault(&r.ToolApprovalTimeout, DefaultToolApprovalTimeout)
 	setDefault(&r.MaxConcurrentTools, DefaultMaxConcurrentTools)
+	if len(r.NavigateSchemes) == 0 {
+		r.NavigateSchemes = defaultNavigateSchemes
+	}
+	r.NavigateSchemes = slices.Clone(r.NavigateSchemes)
+	for i, s := range r.NavigateSchemes {
+		r.NavigateSchemes[i] = strings.ToLower(s)
+	}
 	// The ack, the mode frame and a margin must always fit.
 	r.SendQueue = max(r.SendQueue, 4)
 	if r.Backend == nil {

@@ -14,7 +14,7 @@
 // Connect runs the hub (any http.Handler) in memory, over net.Pipe
 // connections; Dial reaches a hub served on a loopback address:
 //
-//	hub, _ := extbridge.NewHub(extbridge.HubOptions{Token: "t"})
+//	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
 //	defer hub.Close()
 //	browser := extbridgetest.NewBrowser()
 //	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})

@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	out := &printer{w: cfg.Out}
 	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard}
-	hub, err := extbridge.NewHub(extbridge.HubOptions{
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{
 		Token:        cfg.Token,
 		Addr:         cfg.Addr,
 		ArtifactsDir: filepath.Join(cfg.Dir, "artifacts"),
@@ -215,7 +215,7 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 		}
 		s.out.print("ok")
 	case "type":
-		if _, err := h.Type(ctx, cmd.Selector, cmd.Text, false); err != nil {
+		if _, err := h.Type(ctx, cmd.Selector, cmd.Text, nil); err != nil {
 			return err
 		}
 		s.out.print("ok")
