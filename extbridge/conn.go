@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -32,6 +33,7 @@ const (
 var (
 	errHelloTimeout   = errors.New("hello timeout")
 	errHelloExpected  = errors.New("first frame is not browser_hello")
+	errHelloUTF8      = errors.New("browser_hello is not valid UTF-8")
 	errBadToken       = errors.New("authentication failed")
 	errReplaced       = errors.New("replaced by a newer connection")
 	errLiveness       = errors.New("liveness timeout: no pong")
@@ -265,6 +267,9 @@ func (c *extConn) handshake() error {
 	}
 	if typ != websocket.MessageText {
 		return errHelloExpected
+	}
+	if !utf8.Valid(data) {
+		return errHelloUTF8
 	}
 	var hello helloFrame
 	if err := strictjson.Unmarshal(data, &hello); err != nil || hello.Type != typeHello {
@@ -675,6 +680,8 @@ func closeReason(err error) string {
 		return "authentication failed"
 	case errors.Is(err, errHelloExpected):
 		return "expected browser_hello"
+	case errors.Is(err, errHelloUTF8):
+		return "browser_hello is not valid UTF-8"
 	case errors.Is(err, errReplaced):
 		return "replaced by a new connection"
 	case errors.Is(err, errLiveness):
