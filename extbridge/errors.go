@@ -10,11 +10,11 @@ import (
 // made while no authenticated extension is connected. The error itself is a
 // *NotConnectedError whose text is the reference wording agents' prompts
 // already know.
-var ErrNotConnected = errors.New("no browser extension connected")
+var ErrNotConnected = errors.New("extbridge: no browser extension connected")
 
 // ErrTimeout is matched (errors.Is) by a *TimeoutError: the extension did not
 // answer a browser command in time.
-var ErrTimeout = errors.New("timed out waiting for the browser extension")
+var ErrTimeout = errors.New("extbridge: timed out waiting for the browser extension")
 
 // ErrDisconnected is returned (wrapped) by a browser command whose connection
 // was lost or replaced by a newer one before the result arrived. Such calls
@@ -36,7 +36,7 @@ var ErrServerClosed = errors.New("extbridge: server closed")
 // ErrUnknownTool is what a ToolHandler returns (possibly wrapped) for a tool
 // name it does not serve. The hub answers such a request with one failed
 // tool_result and keeps the connection open.
-var ErrUnknownTool = errors.New("unknown tool")
+var ErrUnknownTool = errors.New("extbridge: unknown tool")
 
 // ErrUnknownConversation is what a Backend's ResumeConversation returns
 // (possibly wrapped) for an id it does not know. The hub then sends no
