@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,15 +148,43 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ListenAndServe listens on HubOptions.Addr and serves the hub until
-// Shutdown or Close, after which it returns ErrServerClosed.
-func (h *Hub) ListenAndServe() error {
-	if h.isClosed() {
-		return ErrServerClosed
+// Listen binds HubOptions.Addr and returns the listener for Serve. The
+// bind error (address in use, …) is returned here, and Addr is valid as
+// soon as Listen returns, so that a program can print the address or fail
+// before it starts serving in another goroutine:
+//
+//	l, err := hub.Listen()
+//	if err != nil {
+//		return err
+//	}
+//	go hub.Serve(l)
+//
+// The listener belongs to the hub: Close and Shutdown close it, whether or
+// not Serve was called.
+func (h *Hub) Listen() (net.Listener, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, ErrServerClosed
 	}
 	l, err := net.Listen("tcp", h.opts.Addr)
 	if err != nil {
-		return fmt.Errorf("extbridge: %w", err)
+		return nil, fmt.Errorf("extbridge: %w", err)
+	}
+	if err := h.register(l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// ListenAndServe listens on HubOptions.Addr and serves the hub until
+// Shutdown or Close, after which it returns ErrServerClosed. Use Listen and
+// Serve to learn the bound address or the bind error before serving.
+func (h *Hub) ListenAndServe() error {
+	l, err := h.Listen()
+	if err != nil {
+		return err
 	}
 	return h.Serve(l)
 }
@@ -165,6 +194,19 @@ func (h *Hub) ListenAndServe() error {
 // address is not TCP, such as an in-memory one). Serve takes ownership of l
 // and closes it.
 func (h *Hub) Serve(l net.Listener) error {
+	if err := h.register(l); err != nil {
+		return err
+	}
+	err := h.srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// register checks that l is loopback and records it (once), for Addr and
+// for Close. It closes l when it refuses it.
+func (h *Hub) register(l net.Listener) error {
 	if tcp, ok := l.Addr().(*net.TCPAddr); ok {
 		if !tcp.IP.IsLoopback() {
 			l.Close()
@@ -173,22 +215,19 @@ func (h *Hub) Serve(l net.Listener) error {
 		h.port.Store(int32(tcp.Port))
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		l.Close()
 		return ErrServerClosed
 	}
-	h.listeners = append(h.listeners, l)
-	h.mu.Unlock()
-	err := h.srv.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
-		return ErrServerClosed
+	if !slices.Contains(h.listeners, l) {
+		h.listeners = append(h.listeners, l)
 	}
-	return err
+	return nil
 }
 
 // Addr returns the address of the first listener the hub serves on, or nil
-// before Serve or ListenAndServe has started. With Addr "127.0.0.1:0" it
+// before Listen, Serve or ListenAndServe. With Addr "127.0.0.1:0" it
 // tells the port the system chose.
 func (h *Hub) Addr() net.Addr {
 	h.mu.Lock()
@@ -297,6 +336,12 @@ func (h *Hub) Close() error {
 	h.once.Do(func() {
 		close(h.done)
 		err = h.srv.Close()
+		// A listener from Listen that Serve never took.
+		h.mu.Lock()
+		for _, l := range h.listeners {
+			l.Close()
+		}
+		h.mu.Unlock()
 		h.terminateAll(true)
 		h.wg.Wait()
 		if h.artifacts != nil {

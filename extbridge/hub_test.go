@@ -185,3 +185,45 @@ func TestNotConnectedPortWhenMounted(t *testing.T) {
 	_, err = h.Tabs(t.Context())
 	assert.EqualError(t, err, "no browser extension connected on port "+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
+
+// Listen reports the bind error at once and makes Addr valid before Serve.
+func TestListenThenServe(t *testing.T) {
+	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	l, err := h.Listen()
+	require.NoError(t, err)
+	require.NotNil(t, h.Addr(), "Addr is valid as soon as Listen returns")
+	assert.Equal(t, l.Addr().String(), h.Addr().String())
+
+	// A second hub on the same address learns the bind error from Listen.
+	h2, err := NewHub(&HubOptions{Token: testToken, Addr: h.Addr().String()})
+	require.NoError(t, err)
+	_, err = h2.Listen()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "address already in use")
+	assert.Nil(t, h2.Addr())
+	require.NoError(t, h2.Close())
+
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(l) }()
+	ext, err := extbridgetest.Dial(t.Context(), "ws://"+h.Addr().String()+"/ws", &extbridgetest.Options{Token: testToken, Browser: extbridgetest.NewBrowser()})
+	require.NoError(t, err)
+	defer ext.Close()
+	_, err = h.Navigate(t.Context(), "https://a.example/")
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	assert.ErrorIs(t, <-served, ErrServerClosed)
+}
+
+// A listener from Listen that was never served is closed by Close.
+func TestListenWithoutServeClosed(t *testing.T) {
+	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	l, err := h.Listen()
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	_, err = l.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed)
+	_, err = h.Listen()
+	assert.ErrorIs(t, err, ErrServerClosed)
+}
