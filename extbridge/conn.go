@@ -316,6 +316,11 @@ func (c *extConn) activate() error {
 		oldFailed, oldFirst = old.endLocked(errReplaced, closeNormal)
 	}
 	c.authenticated.Store(true)
+	if tc, ok := c.raw.(*trackedConn); ok {
+		// The current connection is never evicted to make room for
+		// unauthenticated ones.
+		h.unauth.forget(tc)
+	}
 	h.cur.Store(c)
 	close(h.connected)
 	for _, id := range h.approvalSeq {

@@ -38,6 +38,7 @@ type Hub struct {
 	tokenHash [sha256.Size]byte
 	log       *slog.Logger
 	artifacts *os.Root // nil when no ArtifactsDir
+	unauth    *unauthConns
 	srv       *http.Server
 	port      atomic.Int32 // for the not-connected wording
 
@@ -82,7 +83,7 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
 		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
-		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 {
+		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 {
 		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
 	}
 	o := opts.withDefaults()
@@ -108,6 +109,7 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 		approvals: map[string]*pendingApproval{},
 		turns:     map[*Turn]struct{}{},
 		done:      make(chan struct{}),
+		unauth:    newUnauthConns(o.MaxUnauthConns),
 	}
 	if p, err := strconv.Atoi(port); err == nil {
 		h.port.Store(int32(p))
@@ -122,7 +124,9 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	h.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
+		ConnState:         h.unauth.connState,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	return h, nil
@@ -197,7 +201,7 @@ func (h *Hub) Serve(l net.Listener) error {
 	if err := h.register(l); err != nil {
 		return err
 	}
-	err := h.srv.Serve(l)
+	err := h.srv.Serve(&limitListener{Listener: l, set: h.unauth})
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}

@@ -22,6 +22,8 @@ const (
 	DefaultReplyMargin         = 5 * time.Second
 	DefaultToolApprovalTimeout = 5 * time.Minute
 	DefaultMaxConcurrentTools  = 16
+	DefaultIdleTimeout         = 30 * time.Second
+	DefaultMaxUnauthConns      = 64
 )
 
 // defaultNavigateSchemes are the URL schemes Navigate accepts by default.
@@ -97,6 +99,20 @@ type HubOptions struct {
 	// guard.
 	RequireOrigin bool
 
+	// IdleTimeout closes an HTTP keep-alive connection (artifacts, a
+	// refused upgrade) idle for that long. Default 30 s.
+	IdleTimeout time.Duration
+
+	// MaxUnauthConns bounds the connections Serve and ListenAndServe
+	// keep open that have not authenticated as the extension: HTTP
+	// connections (artifacts, probes) and WebSockets before their hello.
+	// Beyond it, each new connection evicts the oldest idle one (or, when
+	// none is idle, the oldest), so that local processes holding
+	// connections cost bounded file descriptors and can never lock the
+	// extension's reconnect out. Not applied when the Hub is mounted on a
+	// server of the program's own (ServeHTTP). Default 64.
+	MaxUnauthConns int
+
 	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
 	// means no artifacts route (404). The directory must exist when NewHub
 	// is called.
@@ -153,6 +169,8 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.ReplyMargin, DefaultReplyMargin)
 	setDefault(&r.ToolApprovalTimeout, DefaultToolApprovalTimeout)
 	setDefault(&r.MaxConcurrentTools, DefaultMaxConcurrentTools)
+	setDefault(&r.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&r.MaxUnauthConns, DefaultMaxUnauthConns)
 	if len(r.NavigateSchemes) == 0 {
 		r.NavigateSchemes = defaultNavigateSchemes
 	}
