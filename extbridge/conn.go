@@ -39,6 +39,7 @@ var (
 	errLiveness       = errors.New("liveness timeout: no pong")
 	errStalled        = errors.New("write failed or stalled")
 	errHandshakeState = errors.New("hub closed during handshake")
+	errAnotherBrowser = errors.New("another browser's extension is connected")
 )
 
 // extConn is one extension connection, from the upgrade to its end.
@@ -236,7 +237,11 @@ func (c *extConn) serve() {
 		c.terminate(err, closePolicy, false)
 		// The close handshake needs the reader; the writer is not running.
 		c.closeHandshake(closePolicy, closeReason(err))
-		h.log.Info("extbridge: handshake refused", "remote", c.info.RemoteAddr, "reason", err)
+		level := slog.LevelInfo
+		if errors.Is(err, errAnotherBrowser) {
+			level = slog.LevelDebug // logged once per episode in activate
+		}
+		h.log.Log(context.Background(), level, "extbridge: handshake refused", "remote", c.info.RemoteAddr, "reason", err)
 		return
 	}
 	c.readLoop()
@@ -308,6 +313,14 @@ func (c *extConn) activate() error {
 		return errHandshakeState
 	}
 	old := h.cur.Load()
+	if old != nil && !h.admitReplacementLocked(old, c) {
+		h.mu.Unlock()
+		c.wmu.Unlock()
+		return errAnotherBrowser
+	}
+	if old == nil {
+		h.flapLogged = false // a new episode starts with this connection
+	}
 	var oldFailed []*pendingCall
 	oldFirst := false
 	if old != nil {
@@ -342,6 +355,50 @@ func (c *extConn) activate() error {
 	go c.writeLoop(initial)
 	go c.pingLoop()
 	return nil
+}
+
+// admitReplacementLocked decides whether newcomer c may replace the
+// current connection old (h.mu held). With ReplaceNewest, newest wins
+// unless replacements have exceeded ReplaceLimit within ReplaceWindow: two
+// browsers with the extension would otherwise replace each other forever,
+// failing every command in between. The current connection is then kept
+// and newcomers are refused for ReplaceCooldown. With ReplaceKeepCurrent
+// newcomers are always refused while a connection is current. Each episode
+// is logged once, with both versions.
+func (h *Hub) admitReplacementLocked(old, c *extConn) bool {
+	now := time.Now()
+	refuse := func(why string) bool {
+		if !h.flapLogged {
+			h.flapLogged = true
+			h.log.Warn("extbridge: another browser's extension is trying to connect; keeping the current one",
+				"why", why, "current_version", old.info.Version, "newcomer_version", c.info.Version,
+				"newcomer_origin", c.info.Origin)
+		}
+		return false
+	}
+	if h.opts.Replace == ReplaceKeepCurrent {
+		return refuse("keep current")
+	}
+	if now.Before(h.cooldownUntil) {
+		return refuse("reconnect storm")
+	}
+	window := now.Add(-h.opts.ReplaceWindow)
+	recent := h.replacements[:0]
+	for _, t := range h.replacements {
+		if t.After(window) {
+			recent = append(recent, t)
+		}
+	}
+	h.replacements = recent
+	if len(recent) >= h.opts.ReplaceLimit {
+		h.cooldownUntil = now.Add(h.opts.ReplaceCooldown)
+		h.replacements = h.replacements[:0]
+		h.flapLogged = false
+		return refuse("reconnect storm")
+	}
+	h.replacements = append(h.replacements, now)
+	h.flapLogged = false
+	return true
 }
 
 func (c *extConn) readLoop() {
@@ -687,6 +744,8 @@ func closeReason(err error) string {
 		return "expected browser_hello"
 	case errors.Is(err, errHelloUTF8):
 		return "browser_hello is not valid UTF-8"
+	case errors.Is(err, errAnotherBrowser):
+		return "another browser is connected"
 	case errors.Is(err, errReplaced):
 		return "replaced by a new connection"
 	case errors.Is(err, errLiveness):

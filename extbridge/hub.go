@@ -54,6 +54,10 @@ type Hub struct {
 	approvalSeq  []string // pending approval ids in request order
 	turns        map[*Turn]struct{}
 	listeners    []net.Listener
+	// Replacement damping (admitReplacementLocked).
+	replacements  []time.Time // recent replacements, within ReplaceWindow
+	cooldownUntil time.Time   // newcomers are refused until then
+	flapLogged    bool        // the current refusal episode was logged
 	events       []func() // OnConnect/OnDisconnect calls not yet made
 	eventsActive bool
 
@@ -83,7 +87,8 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
 		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
-		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 {
+		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 ||
+		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 || opts.ReplaceCooldown < 0 {
 		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
 	}
 	o := opts.withDefaults()
@@ -93,6 +98,9 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	}
 	if !isLoopbackHost(host) {
 		return nil, fmt.Errorf("extbridge: address %q is not a loopback address", o.Addr)
+	}
+	if o.Replace != ReplaceNewest && o.Replace != ReplaceKeepCurrent {
+		return nil, fmt.Errorf("extbridge: unknown replace policy %q", o.Replace)
 	}
 	for _, id := range o.ExtensionIDs {
 		if !validExtensionID(id) {

@@ -24,6 +24,23 @@ const (
 	DefaultMaxConcurrentTools  = 16
 	DefaultIdleTimeout         = 30 * time.Second
 	DefaultMaxUnauthConns      = 64
+	DefaultReplaceLimit        = 3
+	DefaultReplaceWindow       = 10 * time.Second
+	DefaultReplaceCooldown     = 60 * time.Second
+)
+
+// ReplacePolicy says what happens when an extension authenticates while
+// another connection is current.
+type ReplacePolicy string
+
+const (
+	// ReplaceNewest lets the newcomer replace the current connection, as
+	// the protocol says, damped against two browsers replacing each other
+	// (see HubOptions.ReplaceLimit). The default ("").
+	ReplaceNewest ReplacePolicy = ""
+	// ReplaceKeepCurrent keeps the current connection and refuses
+	// newcomers with 1008 "another browser is connected" until it ends.
+	ReplaceKeepCurrent ReplacePolicy = "keep-current"
 )
 
 // defaultNavigateSchemes are the URL schemes Navigate accepts by default.
@@ -80,6 +97,21 @@ type HubOptions struct {
 	// waits for a result when the caller's context has no deadline. Default
 	// 5 s. (With a deadline, the deadline is binding for both sides.)
 	ReplyMargin time.Duration
+
+	// Replace selects what an authenticated newcomer does to the current
+	// connection. Default ReplaceNewest.
+	Replace ReplacePolicy
+
+	// ReplaceLimit, ReplaceWindow and ReplaceCooldown damp "newest wins":
+	// when more than ReplaceLimit replacements happen within ReplaceWindow
+	// (the extension in two browser profiles, each reconnecting when
+	// replaced), the hub keeps the current connection and refuses
+	// newcomers for ReplaceCooldown with close 1008 "another browser is
+	// connected", logged once with both extension versions. Defaults 3,
+	// 10 s and 60 s.
+	ReplaceLimit    int
+	ReplaceWindow   time.Duration
+	ReplaceCooldown time.Duration
 
 	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
 	// a scheme or with another one is refused before it is sent (the
@@ -170,6 +202,9 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.ToolApprovalTimeout, DefaultToolApprovalTimeout)
 	setDefault(&r.MaxConcurrentTools, DefaultMaxConcurrentTools)
 	setDefault(&r.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&r.ReplaceLimit, DefaultReplaceLimit)
+	setDefault(&r.ReplaceWindow, DefaultReplaceWindow)
+	setDefault(&r.ReplaceCooldown, DefaultReplaceCooldown)
 	setDefault(&r.MaxUnauthConns, DefaultMaxUnauthConns)
 	if len(r.NavigateSchemes) == 0 {
 		r.NavigateSchemes = defaultNavigateSchemes
