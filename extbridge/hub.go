@@ -44,22 +44,22 @@ type Hub struct {
 
 	cur atomic.Pointer[extConn] // the current authenticated connection
 
-	mu           sync.Mutex
-	closed       bool        // Close or Shutdown began: no new connections or calls
-	closedFlag   atomic.Bool // closed, for hot paths that take no lock
-	conns        map[*extConn]struct{}
-	connected    chan struct{} // closed while a connection is current
-	calls        map[string]*pendingCall
-	approvals    map[string]*pendingApproval
-	approvalSeq  []string // pending approval ids in request order
-	turns        map[*Turn]struct{}
-	listeners    []net.Listener
+	mu          sync.Mutex
+	closed      bool        // Close or Shutdown began: no new connections or calls
+	closedFlag  atomic.Bool // closed, for hot paths that take no lock
+	conns       map[*extConn]struct{}
+	connected   chan struct{} // closed while a connection is current
+	calls       map[string]*pendingCall
+	approvals   map[string]*pendingApproval
+	approvalSeq []string // pending approval ids in request order
+	turns       map[*Turn]struct{}
+	listeners   []net.Listener
 	// Replacement damping (admitReplacementLocked).
 	replacements  []time.Time // recent replacements, within ReplaceWindow
 	cooldownUntil time.Time   // newcomers are refused until then
 	flapLogged    bool        // the current refusal episode was logged
-	events       []func() // OnConnect/OnDisconnect calls not yet made
-	eventsActive bool
+	events        []func()    // OnConnect/OnDisconnect calls not yet made
+	eventsActive  bool
 
 	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
 	done chan struct{}  // closed by Close
