@@ -406,7 +406,7 @@ func (c *extConn) readLoop() {
 	for {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
-			cause, code := c.readFailure(err)
+			code, cause := c.readFailure(err)
 			c.terminate(cause, code, false)
 			h.log.Debug("extbridge: read ended", "err", err)
 			return
@@ -431,14 +431,14 @@ func (c *extConn) readLoop() {
 // frame over the read limit is a *FrameTooLargeError, a close frame from
 // the extension is a *PeerClosedError, anything else (EOF, reset, a
 // protocol error) is reported with its own text.
-func (c *extConn) readFailure(err error) (error, websocket.StatusCode) {
+func (c *extConn) readFailure(err error) (websocket.StatusCode, error) {
 	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return &FrameTooLargeError{Limit: c.hub.opts.ReadLimit}, websocket.StatusMessageTooBig
+		return websocket.StatusMessageTooBig, &FrameTooLargeError{Limit: c.hub.opts.ReadLimit}
 	}
 	if code := websocket.CloseStatus(err); code != -1 {
-		return &PeerClosedError{Code: int(code)}, closeNormal
+		return closeNormal, &PeerClosedError{Code: int(code)}
 	}
-	return &readError{err}, closeNormal
+	return closeNormal, &readError{err}
 }
 
 // readError is a read failure other than a close frame or an oversized

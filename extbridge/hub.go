@@ -396,12 +396,6 @@ func (h *Hub) beginClose() {
 	}
 }
 
-func (h *Hub) isClosed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.closed
-}
-
 // notify queues a callback and makes sure one goroutine runs the queue in
 // order. Called with h.mu held.
 func (h *Hub) notifyLocked(fn func()) {
