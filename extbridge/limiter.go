@@ -9,11 +9,10 @@ import (
 // unauthConns tracks the connections accepted by Serve that have not
 // authenticated as the extension: HTTP keep-alive connections, artifact
 // requests, and WebSockets before their hello. At most max are open at
-// once. A connection accepted beyond that evicts the oldest idle one (an
-// HTTP connection between requests or that has sent nothing yet), or, when
-// none is idle, the oldest of all, so that connections held by other local
-// processes can never lock the extension out: its reconnect is always the
-// newest connection, and it authenticates within milliseconds.
+// once. A connection accepted beyond that evicts one (see oldestLocked),
+// so that connections held by other local processes can never lock the
+// extension out: its reconnect is always the newest connection, and it
+// authenticates within milliseconds.
 type unauthConns struct {
 	max int
 
@@ -72,22 +71,32 @@ func (s *unauthConns) admit(c net.Conn) *trackedConn {
 	return tc
 }
 
-// oldestLocked picks the connection to evict: the oldest idle one, else the
-// oldest.
+// oldestLocked picks the connection to evict: the oldest idle one (an HTTP
+// connection between requests, or one that has sent nothing), else the
+// oldest HTTP connection in a request, else the oldest WebSocket waiting
+// for its hello. The extension's own connection is a WebSocket that says
+// hello within milliseconds of connecting, so it is the last to go.
 func (s *unauthConns) oldestLocked() *trackedConn {
-	var oldest, oldestIdle *trackedConn
+	var best *trackedConn
 	for c := range s.conns {
-		if oldest == nil || c.seq < oldest.seq {
-			oldest = c
-		}
-		if (c.state == http.StateNew || c.state == http.StateIdle) && (oldestIdle == nil || c.seq < oldestIdle.seq) {
-			oldestIdle = c
+		if best == nil || evictRank(c.state) < evictRank(best.state) ||
+			(evictRank(c.state) == evictRank(best.state) && c.seq < best.seq) {
+			best = c
 		}
 	}
-	if oldestIdle != nil {
-		return oldestIdle
+	return best
+}
+
+// evictRank orders connection states for eviction, lowest first.
+func evictRank(state http.ConnState) int {
+	switch state {
+	case http.StateNew, http.StateIdle:
+		return 0
+	case http.StateActive:
+		return 1
+	default: // hijacked: a WebSocket before its hello
+		return 2
 	}
-	return oldest
 }
 
 // connState is the http.Server's ConnState hook.

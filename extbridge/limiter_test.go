@@ -118,3 +118,30 @@ func TestUnauthCapEvictsPendingHandshakes(t *testing.T) {
 	_, err := e.hub.Tabs(t.Context())
 	require.NoError(t, err)
 }
+
+func TestEvictionOrder(t *testing.T) {
+	s := newUnauthConns(3)
+	pipe := func() net.Conn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return a
+	}
+	ws := s.admit(pipe())
+	s.connState(ws, http.StateHijacked)
+	active := s.admit(pipe())
+	s.connState(active, http.StateActive)
+	idle := s.admit(pipe())
+	s.connState(idle, http.StateIdle)
+	// Full: the idle one goes first, although it is the newest.
+	fresh := s.admit(pipe())
+	assert.NotContains(t, s.conns, idle)
+	// Then the never-used one (StateNew counts as idle).
+	s.admit(pipe())
+	assert.NotContains(t, s.conns, fresh)
+	s.connState(s.oldestLocked(), http.StateActive) // the last admitted is now active
+	// Then the oldest active HTTP connection, before the pending WebSocket.
+	s.admit(pipe())
+	assert.NotContains(t, s.conns, active)
+	assert.Contains(t, s.conns, ws)
+	assert.Equal(t, 3, s.len())
+}
