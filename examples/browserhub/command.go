@@ -59,7 +59,7 @@ func ParseCommand(line string) (Command, error) {
 		}
 		c.Selector = sel
 	case "type":
-		if r, ok := strings.CutPrefix(rest, "--enter "); ok {
+		if first, r, _ := strings.Cut(rest, " "); first == "--enter" {
 			c.Enter, rest = true, strings.TrimSpace(r)
 		}
 		sel, text, err := firstArg(rest)
