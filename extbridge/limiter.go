@@ -1,6 +1,7 @@
 package extbridge
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -32,6 +33,20 @@ type trackedConn struct {
 func (c *trackedConn) Close() error {
 	c.set.forget(c)
 	return c.Conn.Close()
+}
+
+// CloseWrite lets net/http half-close before closing, as it does on a bare
+// TCP connection, so that a final response is not lost to a reset.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// ReadFrom keeps the TCP connection's sendfile path for artifacts.
+func (c *trackedConn) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(c.Conn, r)
 }
 
 // limitListener wraps the listener given to Serve.
