@@ -7,12 +7,14 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -442,12 +444,25 @@ func (c *extConn) readFailure(err error) (websocket.StatusCode, error) {
 }
 
 // readError is a read failure other than a close frame or an oversized
-// frame: the connection was lost (io.EOF, a reset) or the extension broke
-// the WebSocket protocol. It wraps the transport's error.
+// frame: the connection was lost (EOF, a reset) or the extension broke the
+// WebSocket protocol. It wraps the transport's error.
 type readError struct{ err error }
 
-func (e *readError) Error() string { return "connection lost: " + e.err.Error() }
+func (e *readError) Error() string {
+	if connectionLost(e.err) {
+		return "connection lost: " + e.err.Error()
+	}
+	return "protocol error: " + e.err.Error()
+}
+
 func (e *readError) Unwrap() error { return e.err }
+
+// connectionLost reports whether err is the socket ending rather than bad
+// bytes on it.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
 
 func (c *extConn) touch() { c.lastSeen.Store(time.Now().UnixNano()) }
 
