@@ -315,10 +315,15 @@ func (c *extConn) activate() error {
 		return errHandshakeState
 	}
 	old := h.cur.Load()
-	if old != nil && !h.admitReplacementLocked(old, c) {
-		h.mu.Unlock()
-		c.wmu.Unlock()
-		return errAnotherBrowser
+	if old != nil {
+		if ok, logAttrs := h.admitReplacementLocked(old, c); !ok {
+			h.mu.Unlock()
+			c.wmu.Unlock()
+			if logAttrs != nil {
+				h.log.Warn("extbridge: another browser's extension is trying to connect; keeping the current one", logAttrs...)
+			}
+			return errAnotherBrowser
+		}
 	}
 	if old == nil {
 		h.flapLogged = false // a new episode starts with this connection
@@ -366,17 +371,17 @@ func (c *extConn) activate() error {
 // failing every command in between. The current connection is then kept
 // and newcomers are refused for ReplaceCooldown. With ReplaceKeepCurrent
 // newcomers are always refused while a connection is current. Each episode
-// is logged once, with both versions.
-func (h *Hub) admitReplacementLocked(old, c *extConn) bool {
+// is logged once, with both versions: a refusal returns the attributes to
+// log (outside h.mu), nil when this episode was logged already.
+func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	now := time.Now()
-	refuse := func(why string) bool {
-		if !h.flapLogged {
-			h.flapLogged = true
-			h.log.Warn("extbridge: another browser's extension is trying to connect; keeping the current one",
-				"why", why, "current_version", old.info.Version, "newcomer_version", c.info.Version,
-				"newcomer_origin", c.info.Origin)
+	refuse := func(why string) (bool, []any) {
+		if h.flapLogged {
+			return false, nil
 		}
-		return false
+		h.flapLogged = true
+		return false, []any{"why", why, "current_version", old.info.Version, "newcomer_version", c.info.Version,
+			"newcomer_origin", c.info.Origin}
 	}
 	if h.opts.Replace == ReplaceKeepCurrent {
 		return refuse("keep current")
@@ -400,7 +405,7 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) bool {
 	}
 	h.replacements = append(h.replacements, now)
 	h.flapLogged = false
-	return true
+	return true, nil
 }
 
 func (c *extConn) readLoop() {
