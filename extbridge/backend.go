@@ -30,7 +30,7 @@ type Backend interface {
 	// NewSession starts a fresh conversation and returns its (usually
 	// empty) snapshot. The hub calls it for new_session and for the
 	// panel's "New chat" button, which sends the user_message "/clear"
-	// (ClearCommand): a Backend never sees "/clear" as a message.
+	// ([ClearCommand]): a Backend never sees "/clear" as a message.
 	NewSession(ctx context.Context) (*Snapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
 	// agent and append its text to the input history. Content is trimmed;
@@ -59,8 +59,8 @@ type Backend interface {
 }
 
 // ClearCommand is the user_message text the panel's "New chat" button
-// sends. The hub answers it as a new_session (Backend.NewSession) instead
-// of delivering it to Backend.UserMessage.
+// sends. The hub answers it as a new_session ([Backend.NewSession])
+// instead of delivering it to [Backend.UserMessage].
 const ClearCommand = "/clear"
 
 // BaseBackend is a Backend that has nothing: empty lists, mode "standard",

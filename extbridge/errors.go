@@ -48,14 +48,14 @@ var ErrUnknownConversation = errors.New("extbridge: unknown conversation")
 // TEXT_MESSAGE_CONTENT event with an empty delta.
 var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
 
-// ErrFrameTooLarge is matched (errors.Is) by a *FrameTooLargeError: the
+// ErrFrameTooLarge is matched (errors.Is) by a [*FrameTooLargeError]: the
 // extension sent a frame larger than the hub's read limit, and the hub
 // closed the connection with 1009 (message too big).
 var ErrFrameTooLarge = errors.New("extbridge: frame exceeds the read limit")
 
 // FrameTooLargeError is the cause of a disconnect (reported to the browser
 // commands in flight and to OnDisconnect, wrapped in ErrDisconnected) when
-// the extension sent a frame over HubOptions.ReadLimit, for example a Read
+// the extension sent a frame over [HubOptions.ReadLimit], for example a Read
 // of a page with more text than the limit. It matches ErrFrameTooLarge.
 // The frame's full size is not known: the hub stops reading at the limit
 // rather than allocate for it.
@@ -127,7 +127,7 @@ func (e *TimeoutError) Unwrap() []error {
 // Timeout reports true, so that the error satisfies net.Error-style checks.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// ErrInvalidCommand is matched (errors.Is) by a *CommandError the hub
+// ErrInvalidCommand is matched (errors.Is) by a [*CommandError] the hub
 // raised itself: the command was refused before it was sent.
 var ErrInvalidCommand = errors.New("extbridge: invalid browser command")
 
@@ -135,7 +135,7 @@ var ErrInvalidCommand = errors.New("extbridge: invalid browser command")
 // it as failed (its browser_result carried a non-empty error; Message is
 // the extension's text, unchanged), or, with Invalid set, the hub refused
 // it before sending it (Message says why; it then matches
-// ErrInvalidCommand).
+// [ErrInvalidCommand]).
 type CommandError struct {
 	Action  string // the browser command's action
 	Message string // the extension's error text, or why the hub refused it

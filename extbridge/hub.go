@@ -160,7 +160,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Listen binds HubOptions.Addr and returns the listener for Serve. The
+// Listen binds [HubOptions.Addr] and returns the listener for [Hub.Serve]. The
 // bind error (address in use, …) is returned here, and Addr is valid as
 // soon as Listen returns, so that a program can print the address or fail
 // before it starts serving in another goroutine:
@@ -191,8 +191,8 @@ func (h *Hub) Listen() (net.Listener, error) {
 }
 
 // ListenAndServe listens on HubOptions.Addr and serves the hub until
-// Shutdown or Close, after which it returns ErrServerClosed. Use Listen and
-// Serve to learn the bound address or the bind error before serving.
+// Shutdown or Close, after which it returns ErrServerClosed. Use [Hub.Listen]
+// and [Hub.Serve] to learn the bound address or the bind error before serving.
 func (h *Hub) ListenAndServe() error {
 	l, err := h.Listen()
 	if err != nil {

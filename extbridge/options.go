@@ -99,7 +99,7 @@ type HubOptions struct {
 	ReplyMargin time.Duration
 
 	// Replace selects what an authenticated newcomer does to the current
-	// connection. Default ReplaceNewest.
+	// connection. Default [ReplaceNewest].
 	Replace ReplacePolicy
 
 	// ReplaceLimit, ReplaceWindow and ReplaceCooldown damp "newest wins":
