@@ -56,7 +56,7 @@ var ErrFrameTooLarge = errors.New("extbridge: frame exceeds the read limit")
 // FrameTooLargeError is the cause of a disconnect (reported to the browser
 // commands in flight and to OnDisconnect, wrapped in ErrDisconnected) when
 // the extension sent a frame over [HubOptions.ReadLimit], for example a Read
-// of a page with more text than the limit. It matches ErrFrameTooLarge.
+// of a page with more text than the limit. It matches [ErrFrameTooLarge].
 // The frame's full size is not known: the hub stops reading at the limit
 // rather than allocate for it.
 type FrameTooLargeError struct {
