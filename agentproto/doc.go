@@ -37,35 +37,35 @@
 //
 // The server checks the token first (constant time; keys matched exactly,
 // so {"Token":…} or a non-string token is no token), answers bridge.health
-// itself, and forwards everything else to its Extension. Ids are echoed
+// itself, and forwards everything else to its [Extension]. Ids are echoed
 // exactly as sent; a request without one gets a generated UUID. Payloads
 // and results are relayed byte for byte, unknown fields included. A
 // request times out after its timeoutMs (60 s when missing or 0) with
 // "Bridge request timed out: <type>"; a late answer is dropped. The exact
-// error strings are the Msg constants; RemoteError.Is maps them to the
+// error strings are the Msg constants; [RemoteError.Is] maps them to the
 // Err sentinels.
 //
 // # Limits
 //
 // Request frames: DefaultMaxRequestSize (4 MiB; beyond it the connection
 // is answered and closed). Frames to the extension: 1 MiB, Chrome's limit
-// (beyond it the request is refused with ErrRequestTooLarge and the link
+// (beyond it the request is refused with [ErrRequestTooLarge] and the link
 // stays up). Requests in flight per connection: DefaultMaxInFlight.
 // Connections: DefaultMaxConnections. Bytes queued for a client that does
 // not read: DefaultMaxQueuedBytes, after which it is disconnected so that
 // it cannot hold the others up. Client frames: DefaultMaxResponseSize
-// read; requests over ClientOptions.MaxRequestSize (DefaultMaxRequestSize)
+// read; requests over ClientOptions.MaxRequestSize ([DefaultMaxRequestSize])
 // are refused before they are written. [Server.Serve] retries failed
 // accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
-// keep-alive connections idle for DefaultHTTPIdleTimeout and keeps at most
-// DefaultMaxIdleHTTPConns connections without a request in progress.
+// keep-alive connections idle for [DefaultHTTPIdleTimeout] and keeps at most
+// [DefaultMaxIdleHTTPConns] connections without a request in progress.
 // Every limit is checked before allocating.
 //
 // # Concurrency
 //
-// Client, Server and Host are safe for concurrent use; each connection has
+// Client, [Server] and [Host] are safe for concurrent use; each connection has
 // one reading and one writing goroutine, and Close waits for them. Many
-// calls may be in flight on one Client. Writes are queued and batched, so
+// calls may be in flight on one [Client]. Writes are queued and batched, so
 // a slow peer never blocks the goroutine answering others: a request or
 // reply is written at once by the goroutine that makes it only as far as
 // the socket takes it without waiting, and the writing goroutine writes

@@ -1,12 +1,12 @@
 // Package extbridgetest is a fake browser extension for testing programs
 // that embed an extbridge.Hub, as net/http/httptest is for HTTP handlers.
 //
-// An Extension is a real WebSocket client (github.com/coder/websocket) that
+// An [Extension] is a real WebSocket client (github.com/coder/websocket) that
 // speaks the extension side of the extension bridge protocol and sends an
 // Origin header as the real MV3 extension does. It says hello with a
-// token, answers browser commands through a BrowserHandler (Browser is a
+// token, answers browser commands through a [BrowserHandler] ([Browser] is a
 // small scripted one), answers approval requests through an
-// ApprovalHandler, sends the frames the real panel sends (user messages,
+// [ApprovalHandler], sends the frames the real panel sends (user messages,
 // New chat's "/clear", interrupt, the JSON ping, set_mode, select_model,
 // the burst after every reconnect) and tool requests, and records every
 // frame the hub sent.
@@ -14,7 +14,7 @@
 // # Quick start
 //
 // Connect runs the hub (any http.Handler) in memory, over net.Pipe
-// connections; Dial reaches a hub served on a loopback address:
+// connections; [Dial] reaches a hub served on a loopback address:
 //
 //	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
 //	defer hub.Close()
@@ -25,8 +25,8 @@
 //	res, err := hub.Navigate(ctx, "https://example.com/") // answered by browser
 //
 // Listener is the in-memory transport itself: serve the hub on it with
-// Hub.Serve and dial with Options.HTTPClient set to Listener.HTTPClient.
-// Inside a testing/synctest bubble (create the Listener there) its
+// Hub.Serve and dial with Options.HTTPClient set to [Listener.HTTPClient].
+// Inside a testing/synctest bubble (create the [Listener] there) its
 // connections block durably and follow the bubble's fake clock, which real
 // sockets do not: hello timeouts, pings and write deadlines can then be
 // tested without waiting.
