@@ -1,5 +1,6 @@
 // Package extbridgetest is a fake browser extension for testing programs
-// that embed an extbridge.Hub, as net/http/httptest is for HTTP handlers.
+// that embed an [github.com/agentbridge/agentbridge/extbridge.Hub], as
+// net/http/httptest is for HTTP handlers.
 //
 // An [Extension] is a real WebSocket client (github.com/coder/websocket) that
 // speaks the extension side of the extension bridge protocol and sends an
@@ -13,7 +14,7 @@
 //
 // # Quick start
 //
-// Connect runs the hub (any http.Handler) in memory, over net.Pipe
+// [Connect] runs the hub (any http.Handler) in memory, over net.Pipe
 // connections; [Dial] reaches a hub served on a loopback address:
 //
 //	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
@@ -24,7 +25,7 @@
 //	defer ext.Close()
 //	res, err := hub.Navigate(ctx, "https://example.com/") // answered by browser
 //
-// Listener is the in-memory transport itself: serve the hub on it with
+// [Listener] is the in-memory transport itself: serve the hub on it with
 // Hub.Serve and dial with Options.HTTPClient set to [Listener.HTTPClient].
 // Inside a testing/synctest bubble (create the [Listener] there) its
 // connections block durably and follow the bubble's fake clock, which real
