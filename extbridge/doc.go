@@ -14,7 +14,8 @@
 //
 // # Quick start
 //
-//	token, _ := extbridge.NewToken() // copy it into the extension's options
+//	token, err := extbridge.NewToken() // copy it into the extension's options
+//	if err != nil { … }
 //	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
 //	if err != nil { … }
 //	defer hub.Close()

@@ -17,7 +17,8 @@
 // [Connect] runs the hub (any http.Handler) in memory, over net.Pipe
 // connections; [Dial] reaches a hub served on a loopback address:
 //
-//	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
+//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
+//	if err != nil { … }
 //	defer hub.Close()
 //	browser := extbridgetest.NewBrowser()
 //	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})
