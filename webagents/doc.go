@@ -30,7 +30,7 @@
 //		{ID: "verify", Action: "cart.state"},
 //	}, &webagents.RunOptions{AllowWrites: true})
 //
-// The pieces are usable on their own: ParseDocument and [ParseManifest]
+// The pieces are usable on their own: [ParseDocument] and [ParseManifest]
 // validate manifests (every problem, with its JSON path); [Client.Discover]
 // tells absent, invalid, unsafe and unavailable apart; [Client.Check] is the
 // live checker (it never POSTs); [DecodeBatch], [NewPlan] and [Executor.Run] are
@@ -63,7 +63,7 @@
 //
 // # Concurrency
 //
-// Manifest, [Plan], [Handler], [Executor] (once configured), Client and the
+// [Manifest], [Plan], [Handler], [Executor] (once configured), [Client] and the
 // limiters and stores of this package are safe for concurrent use.
 // Executor.Run returns only when every operation it started has finished;
 // ActionHandlers may be called concurrently for independent operations and
@@ -71,7 +71,7 @@
 //
 // # Security
 //
-// Descriptions and results are untrusted data: Manifest.ModelView drops
+// Descriptions and results are untrusted data: [Manifest.ModelView] drops
 // the endpoint and path prefixes and marks the view "untrusted_external_data".
 // The Handler uses one fixed public origin and never trusts forwarded Host
 // headers; it accepts only POST with application/json, refuses a present
