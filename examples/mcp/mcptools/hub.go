@@ -76,11 +76,11 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 	if opts == nil {
 		opts = &HubToolsOptions{}
 	}
-	approve := func(ctx context.Context, req *mcp.CallToolRequest, tool, what string) error {
+	approve := func(req *mcp.CallToolRequest, tool, what string) (*mcp.CallToolResult, error) {
 		if opts.NeedsApproval == nil || !opts.NeedsApproval(tool) {
-			return nil
+			return nil, nil
 		}
-		return askApproval(ctx, req, what)
+		return askApproval(req, what)
 	}
 	f := false
 	t := true
@@ -89,8 +89,8 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		Description: "Open a URL in the browser tab the extension controls (extension bridge), and return the tab's URL and title once loaded.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubNavigateIn) (*mcp.CallToolResult, hubPage, error) {
-		if err := approve(ctx, req, ToolHubNavigate, "open "+in.URL); err != nil {
-			return nil, hubPage{}, err
+		if ask, err := approve(req, ToolHubNavigate, "open "+in.URL); ask != nil || err != nil {
+			return ask, hubPage{}, err
 		}
 		res, err := hub.Navigate(ctx, in.URL)
 		if err != nil {
@@ -115,8 +115,8 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		Description: "Click the first element matching a CSS selector in the controlled tab.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &t},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubClickIn) (*mcp.CallToolResult, hubPage, error) {
-		if err := approve(ctx, req, ToolHubClick, "click "+in.Selector); err != nil {
-			return nil, hubPage{}, err
+		if ask, err := approve(req, ToolHubClick, "click "+in.Selector); ask != nil || err != nil {
+			return ask, hubPage{}, err
 		}
 		res, err := hub.Click(ctx, in.Selector)
 		if err != nil {
@@ -129,8 +129,8 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		Description: "Replace the value of the input matching a CSS selector with text in the controlled tab, then press Enter if asked.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &t},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubTypeIn) (*mcp.CallToolResult, hubPage, error) {
-		if err := approve(ctx, req, ToolHubType, "type into "+in.Selector); err != nil {
-			return nil, hubPage{}, err
+		if ask, err := approve(req, ToolHubType, "type into "+in.Selector); ask != nil || err != nil {
+			return ask, hubPage{}, err
 		}
 		res, err := hub.Type(ctx, in.Selector, in.Text, in.PressEnter)
 		if err != nil {
@@ -172,22 +172,29 @@ type hubTabsOut struct {
 	Tabs []extbridge.Tab `json:"tabs"`
 }
 
-// askApproval asks the MCP client's user to approve what through
-// elicitation.
-func askApproval(ctx context.Context, req *mcp.CallToolRequest, what string) error {
-	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
-		return ErrApprovalUnavailable
+// approvalInput is the id of the approval's elicitation in a tool call's
+// input requests.
+const approvalInput = "approval"
+
+// askApproval asks the MCP client's user to approve what, through
+// elicitation. The go-sdk's multi-round-trip requests do it on every protocol
+// version: the first call returns a result asking for input (which the SDK
+// turns into an elicitation/create request on protocols before 2026-07-28),
+// and the retried call carries the user's answer. It returns a result to send
+// back when input is needed, nil when approved, or an error.
+func askApproval(req *mcp.CallToolRequest, what string) (*mcp.CallToolResult, error) {
+	if answer, ok := req.Params.InputResponses[approvalInput]; ok {
+		if res, ok := answer.(*mcp.ElicitResult); ok && res.Action == "accept" {
+			return nil, nil
+		}
+		return nil, ErrApprovalDenied
 	}
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
+		return nil, ErrApprovalUnavailable
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         "Allow the agent to " + what + " in your browser?",
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`),
-	})
-	if err != nil {
-		return fmt.Errorf("asking for approval: %w", err)
-	}
-	if res.Action != "accept" {
-		return ErrApprovalDenied
-	}
-	return nil
+	}}}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/signal"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,6 +109,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// The SDK logs every session's start and end at Info: only with -v.
+	sdkLogger := logger
+	if !*verbose {
+		sdkLogger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -129,7 +136,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	var discovered *mcptools.Sites
 	if len(sites) > 0 {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// One cookie jar for the process: a site's session (sign-in, cart)
+		// lasts across tool calls.
+		jar, _ := cookiejar.New(nil)
+		client := &webagents.Client{HTTPClient: &http.Client{Jar: jar}, Logger: logger}
 		discovered = mcptools.DiscoverSites(dctx, sites, &mcptools.SiteToolsOptions{
+			Client:      client,
 			AllowWrites: *allowWrites, AllowIrreversible: *allowIrreversible,
 			ReservedNames: reserved, Logger: logger,
 		})
@@ -145,7 +157,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbridge-mcp", Version: version}, &mcp.ServerOptions{
 		Instructions: strings.Join(instructions, " "),
-		Logger:       logger,
+		Logger:       sdkLogger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	if useBridge {
