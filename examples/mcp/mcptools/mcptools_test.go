@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -90,16 +91,8 @@ func TestBridgeErrorText(t *testing.T) {
 // filter runs the stdio line filter over input and returns what it passed on
 // and what it answered.
 func filter(input string, limit int) (passed, answered string) {
-	pr, pw := io.Pipe()
 	var out bytes.Buffer
-	done := make(chan struct{})
-	var got []byte
-	go func() {
-		got, _ = io.ReadAll(pr)
-		close(done)
-	}()
-	filterLines(strings.NewReader(input), pw, &out, limit)
-	<-done
+	got, _ := io.ReadAll(&lineFilter{r: bufio.NewReaderSize(strings.NewReader(input), 16), out: &out, limit: limit})
 	return string(got), out.String()
 }
 

@@ -38,18 +38,16 @@ type StdioTransport struct {
 	MaxLineLength int
 }
 
-// Connect starts the line filter and returns the connection. The filter's
-// goroutine ends at the end of In, or when the connection is closed and In
-// returns from its current read.
+// Connect returns the connection. Lines are filtered as the SDK reads them,
+// in its reading goroutine: the filter starts none of its own.
 func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	limit := t.MaxLineLength
 	if limit <= 0 {
 		limit = DefaultMaxLineLength
 	}
 	out := &lockedWriter{w: t.Out}
-	pr, pw := io.Pipe()
-	go filterLines(t.In, pw, out, limit)
-	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: limit + 1}).Connect(ctx)
+	in := &lineFilter{r: bufio.NewReaderSize(t.In, 64<<10), out: out, limit: limit}
+	return (&mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: limit + 1}).Connect(ctx)
 }
 
 // lockedWriter serializes writes, so that the filter's error replies never
@@ -76,54 +74,70 @@ const (
 	tooLongLine        = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: line too long"}}` + "\n"
 )
 
-// filterLines copies valid JSON-RPC lines from in to pw and answers the others
-// on out. It closes pw at the end of in (or with the read error).
-func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
-	r := bufio.NewReaderSize(in, 64<<10)
-	var line []byte
+// lineFilter is the reader the SDK's transport reads: the valid JSON-RPC
+// lines of r, each ending in a newline. Other lines are answered on out and
+// dropped.
+type lineFilter struct {
+	r       *bufio.Reader
+	out     io.Writer
+	limit   int
+	line    []byte // the line being read
+	pending []byte // the rest of the current valid line, for Read
+	err     error  // the error to return once pending is empty
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.next()
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// Close does nothing: a read blocked on the input cannot be interrupted
+// portably, and the process's stdin outlives one session.
+func (f *lineFilter) Close() error { return nil }
+
+// next reads one line and either makes it pending or answers it.
+func (f *lineFilter) next() {
+	f.line = f.line[:0]
 	tooLong := false
 	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(chunk) > 0 && !tooLong {
-			if len(line)+len(chunk) > limit+1 { // +1: the newline
-				tooLong, line = true, line[:0]
+		chunk, err := f.r.ReadSlice('\n')
+		if !tooLong {
+			if len(f.line)+len(chunk) > f.limit+1 { // +1: the newline
+				tooLong, f.line = true, f.line[:0]
 			} else {
-				line = append(line, chunk...)
+				f.line = append(f.line, chunk...)
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		complete := err == nil || (errors.Is(err, io.EOF) && (len(line) > 0 || tooLong))
-		if complete {
-			var reply string
-			if tooLong {
-				reply = tooLongLine
-			} else {
-				reply = checkLine(bytes.TrimSpace(line))
+		if err != nil {
+			f.err = err // io.EOF ends the session
+			if len(f.line) == 0 && !tooLong {
+				return
 			}
-			switch {
-			case reply == "" && len(bytes.TrimSpace(line)) > 0:
-				msg := append(bytes.TrimSpace(line), '\n')
-				if _, werr := pw.Write(msg); werr != nil {
-					return // the session is closed
-				}
-			case reply != "":
-				if _, werr := io.WriteString(out, reply); werr != nil {
-					pw.CloseWithError(werr)
-					return
-				}
-			}
-			line, tooLong = line[:0], false
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			if errors.Is(err, io.EOF) {
-				pw.Close()
-			} else {
-				pw.CloseWithError(err)
-			}
-			return
+		break
+	}
+	reply := tooLongLine
+	line := bytes.TrimSpace(f.line)
+	if !tooLong {
+		reply = checkLine(line)
+	}
+	switch {
+	case reply != "":
+		if _, err := io.WriteString(f.out, reply); err != nil {
+			f.err = err
 		}
+	case len(line) > 0:
+		f.pending = append(line, '\n')
 	}
 }
 

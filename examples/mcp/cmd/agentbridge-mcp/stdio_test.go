@@ -19,7 +19,7 @@ type rawSession struct {
 	out   <-chan string
 	exit  chan struct{} // closed when the process has exited
 	err   error         // its exit status, once exit is closed
-	all   []string // every stdout line read
+	all   []string      // every stdout line read
 }
 
 func startRaw(t *testing.T, env []string, args ...string) (*rawSession, *syncBuffer) {
