@@ -18,9 +18,9 @@ import (
 
 const bridgeToken = "bridge-test-token"
 
-// jpeg is what the WebOperator extension's screenshots look like (JPEG data
+// fakeJPEG is what the WebOperator extension's screenshots look like (JPEG data
 // URLs); the bytes need not be a whole image.
-var jpeg = []byte("\xff\xd8\xff\xe0fake-jpeg")
+var fakeJPEG = []byte("\xff\xd8\xff\xe0fake-jpeg")
 
 // standIn is agentprototest's stand-in extension scripted with the answers of
 // the WebOperator extension, recording each command's payload.
@@ -49,7 +49,7 @@ func (s *standIn) handler() agentprototest.Handler {
 		agentproto.TypeSnapshot: map[string]any{"kind": "snapshot", "snapshot": map[string]any{
 			"url": "https://example.com/", "title": "Example", "nodes": []any{
 				map[string]any{"ref": "@e1", "role": "link", "name": "More information"}}}},
-		agentproto.TypeScreenshot:   map[string]any{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)},
+		agentproto.TypeScreenshot:   map[string]any{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(fakeJPEG)},
 		agentproto.TypeNavigate:     map[string]any{"ok": true, "tabId": 7, "url": "https://example.com/", "title": "Example"},
 		agentproto.TypeClick:        action,
 		agentproto.TypeType:         action,
@@ -182,7 +182,7 @@ func TestBridgeTools(t *testing.T) {
 		img, ok := res.Content[0].(*mcp.ImageContent)
 		require.True(t, ok, "%#v", res.Content[0])
 		assert.Equal(t, "image/jpeg", img.MIMEType)
-		assert.Equal(t, jpeg, img.Data)
+		assert.Equal(t, fakeJPEG, img.Data)
 
 		// The goal: tasks.start then tasks.wait, with progress.
 		params := &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "read the title", "timeoutMs": 5000}}
