@@ -24,6 +24,7 @@ import (
 	"net/http/cookiejar"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -161,7 +162,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	if useBridge {
-		dialer := &mcptools.BridgeDialer{Path: *socket, Logger: logger}
+		// On Linux the socket's server must run as this user (peer
+		// credentials), so a socket planted by someone else never sees the
+		// token.
+		dialer := &mcptools.BridgeDialer{Path: *socket, Logger: logger,
+			Options: &agentproto.ClientOptions{RequireSameUser: runtime.GOOS == "linux"}}
 		defer dialer.Close()
 		mcptools.AddBridgeTools(server, dialer)
 	}
