@@ -203,8 +203,8 @@ type Caller interface {
 // without a socket: what the HTTP API uses, and what a program that embeds
 // a [Host] can use. Commands time out when ctx ends, or after
 // [DefaultTimeout] when ctx has no deadline; errors are the extension's
-// (a *[RemoteError] for the protocol's errors, so errors.Is works). The
-// caller never takes over ext's events.
+// (a *[RemoteError] for the protocol's errors, so errors.Is works; a nil
+// ext is never online). The caller never takes over ext's events.
 func ExtensionCaller(ext Extension) Caller {
 	return serverCaller{NewServer(ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
 }
@@ -214,7 +214,7 @@ func ExtensionCaller(ext Extension) Caller {
 // Host's forgetting of timed-out calls.
 type eventless struct{ ext Extension }
 
-func (e eventless) Online() bool    { return e.ext.Online() }
+func (e eventless) Online() bool    { return e.ext != nil && e.ext.Online() }
 func (e eventless) Forward(c *Call) { e.ext.Forward(c) }
 func (e eventless) forget(c *Call) {
 	if f, ok := e.ext.(forgetter); ok {
@@ -302,8 +302,10 @@ type ToolResult struct {
 
 // Image is a decoded image, such as a screenshot.
 type Image struct {
-	// MIMEType is the image's type from its data URL: "image/jpeg" from
-	// WebOperator, "image/png" from this project's reference extension.
+	// MIMEType is the image's type from its data URL, such as
+	// "image/jpeg" (what captureVisibleTab gives both WebOperator and this
+	// project's reference extension) or "image/png". The reference's MCP
+	// server calls every screenshot image/png; this is the real type.
 	MIMEType string
 	// Data is the image's bytes.
 	Data []byte
@@ -312,15 +314,27 @@ type Image struct {
 // GoalSummary is weboperator_execute_goal's result: the reference's
 // summary of the finished task for an agent.
 type GoalSummary struct {
-	OK        bool              `json:"ok"`
-	Status    TaskStatus        `json:"status"`
-	Goal      string            `json:"goal,omitempty"`
-	Answer    string            `json:"answer"`
+	// OK reports whether the task is done.
+	OK bool `json:"ok"`
+	// Status is the task's status when the wait ended.
+	Status TaskStatus `json:"status"`
+	// Goal is the task's goal.
+	Goal string `json:"goal,omitempty"`
+	// Answer is the answer of the task's done step, else the note of an
+	// ok step, else the last extracted text, else its completed plan
+	// steps, else a sentence about its status ("" while it still runs).
+	Answer string `json:"answer"`
+	// Extracted lists every step's extracted result, as sent.
 	Extracted []json.RawMessage `json:"extracted,omitempty"`
-	StepCount int               `json:"stepCount"`
-	Error     string            `json:"error,omitempty"`
-	ModelUsed string            `json:"modelUsed,omitempty"`
-	TaskID    string            `json:"taskId,omitempty"`
+	// StepCount is the number of the task's steps.
+	StepCount int `json:"stepCount"`
+	// Error is the task's error.
+	Error string `json:"error,omitempty"`
+	// ModelUsed is the model that ran the task.
+	ModelUsed string `json:"modelUsed,omitempty"`
+	// TaskID is the task's id (this project's addition, to follow up
+	// with tasks.get or tasks.wait).
+	TaskID string `json:"taskId,omitempty"`
 }
 
 // CallTool runs the tool name with args (a JSON object; nil or empty
@@ -529,6 +543,10 @@ func resultImage(res json.RawMessage) *Image {
 	if len(res) == 0 || res[skipJSONSpace(res)] != '{' {
 		return nil
 	}
+	// Most results carry no image: do not decode a large snapshot twice.
+	if !bytes.Contains(res, []byte(`"dataUrl"`)) && !bytes.Contains(res, []byte(`"dataUri"`)) && !bytes.Contains(res, []byte(`"screenshot"`)) {
+		return nil
+	}
 	var r struct {
 		DataURL    *string `json:"dataUrl"`
 		DataURI    *string `json:"dataUri"`
@@ -562,7 +580,7 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
-		wait = min(time.Duration(n*float64(time.Millisecond)), MaxGoalTimeout)
+		wait = clampMillis(n, MaxGoalTimeout)
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
@@ -596,6 +614,16 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 		return nil, err
 	}
 	return &ToolResult{Result: res, Text: resultText(res)}, nil
+}
+
+// clampMillis converts a positive number of milliseconds to a duration of
+// at most limit (comparing before converting: a float beyond int64 does
+// not convert to a sensible duration).
+func clampMillis(ms float64, limit time.Duration) time.Duration {
+	if ms >= float64(limit/time.Millisecond) {
+		return limit
+	}
+	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond)
 }
 
 func mustString(s string) json.RawMessage {

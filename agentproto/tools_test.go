@@ -171,8 +171,8 @@ func TestCallToolScreenshot(t *testing.T) {
 		wantMIME string
 		wantData []byte
 	}{
-		{"PNG as this project's extension sends it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
-		{"JPEG as WebOperator sends it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)}, "image/jpeg", jpeg},
+		{"PNG", map[string]string{"kind": "screenshot", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
+		{"JPEG, as both extensions send it", map[string]string{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(jpeg)}, "image/jpeg", jpeg},
 		{"dataUri, as the reference MCP server looks for", map[string]string{"dataUri": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, "image/png", png},
 		{"not an image", map[string]string{"dataUrl": "data:text/html;base64,PGI+"}, "", nil},
 		{"not base64", map[string]string{"dataUrl": "data:image/png;base64,@@@"}, "", nil},
@@ -221,6 +221,10 @@ func TestCallToolReturnsBridgeErrors(t *testing.T) {
 			_, err := agentproto.CallTool(t.Context(), c, "browser_snapshot", nil, nil)
 			assert.ErrorIs(t, err, agentproto.ErrExtensionOffline, kind)
 		}
+	})
+	t.Run("no extension", func(t *testing.T) {
+		_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(nil), "browser_snapshot", nil, nil)
+		assert.ErrorIs(t, err, agentproto.ErrExtensionOffline)
 	})
 	t.Run("context deadline", func(t *testing.T) {
 		b := newBridge(t, &agentprototest.BridgeOptions{Manual: true})
@@ -327,6 +331,20 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 		assert.JSONEq(t, `{"queued":true}`, string(res.Result))
 		assert.Len(t, requests(), 1, "no wait without a task id")
 		assert.JSONEq(t, `{"goal":"g","timeoutMs":120000}`, string(requests()[0].Payload), "the default wait")
+	})
+	t.Run("timeoutMs is capped", func(t *testing.T) {
+		for args, want := range map[string]string{
+			`{"goal":"g","timeoutMs":1e300}`: `{"goal":"g","timeoutMs":3600000}`,
+			`{"goal":"g","timeoutMs":0.2}`:   `{"goal":"g","timeoutMs":1}`,
+			`{"goal":"g","timeoutMs":-5}`:    `{"goal":"g","timeoutMs":120000}`,
+		} {
+			b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
+				return json.RawMessage(`{"queued":true}`), nil
+			})
+			_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(args), nil)
+			require.NoError(t, err)
+			assert.JSONEq(t, want, string(requests()[0].Payload), args)
+		}
 	})
 	t.Run("a failed start is the error", func(t *testing.T) {
 		b, _ := recordingBridge(t, func(*agentprototest.Request) (any, error) { return nil, errorString("No LLM configured") })
