@@ -8,8 +8,8 @@
 //   - [AddHubTools]: the browser extension connected to an embedded
 //     extbridge.Hub (hub_navigate, hub_read, hub_click, hub_type,
 //     hub_screenshot, hub_tabs);
-//   - [AddSiteTools]: one tool per WebAgents action of each site, plus
-//     webagents_batch and webagents_status.
+//   - [DiscoverSites] and [Sites.AddTools]: one tool per WebAgents action of
+//     each site, plus webagents_batch and webagents_status.
 //
 // It also has the two transports the agentbridge-mcp command serves:
 // [StdioTransport], a stdio transport that answers a malformed line with a
@@ -23,7 +23,7 @@
 //	bridge := &mcptools.BridgeDialer{} // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
 //	defer bridge.Close()
 //	mcptools.AddBridgeTools(server, bridge)
-//	mcptools.AddSiteTools(ctx, server, []string{"https://shop.example/"}, nil)
+//	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
 //	err := server.Run(ctx, &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout})
 //
 // # Errors
@@ -33,6 +33,15 @@
 // tool result with isError and a message for the model, never a protocol
 // error: an agent sees it and can act on it. Unknown tools and malformed
 // requests are protocol errors, as MCP says.
+//
+// # Limits
+//
+// A stdio line is at most [DefaultMaxLineLength] bytes (16 MiB, the SDK's
+// default) unless StdioTransport.MaxLineLength says otherwise; an HTTP request
+// body at most [DefaultMaxRequestBodyBytes] (4 MiB). The sources keep their
+// own packages' limits: the agent protocol client's response size, the hub's
+// frame limits and command timeouts, the webagents client's document and
+// response caps.
 //
 // # Concurrency
 //

@@ -21,7 +21,7 @@ const (
 	ToolWebAgentsStatus = "webagents_status"
 )
 
-// SiteToolsOptions configures [AddSiteTools]. Nil means defaults.
+// SiteToolsOptions configures [DiscoverSites]. Nil means defaults.
 type SiteToolsOptions struct {
 	// Client discovers manifests and runs batches. Nil means a zero
 	// webagents.Client.
