@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,6 +16,11 @@ import (
 // DefaultMaxRequestBodyBytes is the largest HTTP request body [NewHTTPHandler]
 // accepts when HTTPOptions.MaxRequestBodyBytes is zero.
 const DefaultMaxRequestBodyBytes = 4 << 20
+
+// DefaultSessionTimeout is how long an HTTP session may stay idle before
+// [NewHTTPHandler]'s server closes it, when HTTPOptions.SessionTimeout is
+// zero.
+const DefaultSessionTimeout = time.Hour
 
 // HTTPOptions configures [NewHTTPHandler].
 type HTTPOptions struct {
@@ -30,6 +36,10 @@ type HTTPOptions struct {
 	// MaxRequestBodyBytes bounds a request body. Zero means
 	// DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
+	// SessionTimeout closes a session that received no request for that
+	// long, so abandoned sessions do not pile up. Zero means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
 	// Logger receives refused requests (never tokens). Nil is silent.
 	Logger *slog.Logger
 }
@@ -50,8 +60,12 @@ func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error)
 	if limit == 0 {
 		limit = DefaultMaxRequestBodyBytes
 	}
+	idle := opts.SessionTimeout
+	if idle == 0 {
+		idle = DefaultSessionTimeout
+	}
 	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: limit, Logger: opts.Logger})
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: limit, SessionTimeout: idle, Logger: opts.Logger})
 	g := &httpGuard{next: inner, token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
 	return g, nil
 }

@@ -148,3 +148,31 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(raw)
 }
+
+// TestHubApprovalsElicitRequest: on protocols before 2026-07-28 the approval
+// is an elicitation/create request the server sends in the middle of the
+// tool call, spoken here by hand.
+func TestHubApprovalsElicitRequest(t *testing.T) {
+	s, stderr := startRaw(t, []string{envHubToken + "=" + hubToken}, "--hub", "127.0.0.1:0", "--hub-confirm")
+	browser := dialHub(t, stderr)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.next()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, c := range []struct {
+		action  string
+		isError bool
+		clicks  []string
+	}{{"decline", true, nil}, {"accept", false, []string{"#buy"}}} {
+		s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hub_click","arguments":{"selector":"#buy"}}}`)
+		req := s.next()
+		require.Equal(t, "elicitation/create", req["method"], "%v", req)
+		params := req["params"].(map[string]any)
+		assert.Equal(t, "Allow the agent to click #buy in your browser?", params["message"])
+		id, _ := json.Marshal(req["id"])
+		s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"` + c.action + `"}}`)
+		reply := s.next()
+		result := reply["result"].(map[string]any)
+		assert.Equal(t, c.isError, result["isError"] == true, "%v", reply)
+		assert.Equal(t, c.clicks, browser.Clicks())
+	}
+}
