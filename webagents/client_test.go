@@ -217,11 +217,14 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConsentRequired)
 	assert.Equal(t, "add", ce.Operation)
 
+	// No action at all for /about: the site is unavailable for that page.
 	_, err = c.Run(t.Context(), srv.URL+"/about", specOps()[:1], nil)
-	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorIs(t, err, ErrNotAvailable)
+	assert.ErrorIs(t, err, ErrNoActionsForPage)
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
-	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorIs(t, err, ErrNotPublished)
+	assert.ErrorContains(t, err, "not published by this site")
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "a", Action: "cart.state", DependsOn: []string{"a"}}}, nil)
 	var pe *Error
@@ -310,10 +313,19 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			}))
 			defer srv.Close()
 			var c Client
-			_, err := c.Run(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
+			res, err := c.Run(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
 			require.Error(t, err)
 			var we *Error
 			assert.False(t, errors.As(err, &we))
+			// The site answered: the caller learns what it said, and that
+			// the batch may have run.
+			var pe *ProtocolError
+			require.ErrorAs(t, err, &pe)
+			assert.ErrorIs(t, err, ErrProtocol)
+			assert.ErrorContains(t, err, "may have run")
+			require.NotNil(t, res)
+			assert.Equal(t, pe.StatusCode, res.StatusCode)
+			assert.Nil(t, res.Response)
 		})
 	}
 }

@@ -6,59 +6,38 @@ import (
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/internal/memnet"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// Listener is an in-memory net.Listener: Dial returns one end of a
-// net.Pipe and Accept the other. It needs no file system and works inside
-// testing/synctest bubbles.
+// Listener is an in-memory [net.Listener]: [Listener.Dial] returns one end
+// of a [net.Pipe] and [Listener.Accept] the other. It needs no file system
+// and works inside [testing/synctest] bubbles. Its address, and both ends' addresses, are
+// network "memnet", "agentprototest". Its methods are safe for concurrent
+// use.
 type Listener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
+	l *memnet.Listener
 }
 
 // NewListener returns an open in-memory listener.
 func NewListener() *Listener {
-	return &Listener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	return &Listener{l: memnet.NewListener(&memnet.Options{Addr: memnet.Addr("agentprototest")})}
 }
 
-// Accept waits for the next Dial.
-func (l *Listener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
+// Accept waits for the next Dial. After Close it returns an error matching
+// [net.ErrClosed].
+func (l *Listener) Accept() (net.Conn, error) { return l.l.Accept() }
 
-// Dial connects to the listener.
-func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+// Dial connects to the listener. It fails with an error matching
+// [net.ErrClosed] once the listener is closed, or with ctx's error.
+func (l *Listener) Dial(ctx context.Context) (net.Conn, error) { return l.l.Dial(ctx) }
 
-// Close stops Accept and Dial. It is idempotent.
-func (l *Listener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
+// Close stops Accept and Dial. It is idempotent. Connections already made
+// stay open.
+func (l *Listener) Close() error { return l.l.Close() }
 
-// Addr returns a placeholder address.
-func (l *Listener) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "agentprototest" }
+// Addr returns the placeholder address "agentprototest".
+func (l *Listener) Addr() net.Addr { return l.l.Addr() }
 
 // BridgeOptions configures a Bridge. Nil means the defaults.
 type BridgeOptions struct {

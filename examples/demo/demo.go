@@ -1,7 +1,8 @@
-// Package demo is the guided tour `go run ./examples/demo` runs: each step
-// exercises one part of the SDK for real on this machine, prints what it
-// does as it goes, and ends in a summary table.
-package demo
+package main
+
+// The tour: each step exercises one part of the SDK for real on this
+// machine, prints what it does as it goes, and the run ends in a summary
+// table.
 
 import (
 	"context"
@@ -23,10 +24,10 @@ type Options struct {
 	Out io.Writer
 	// KeepTemp keeps the temporary folder and prints its path.
 	KeepTemp bool
-	// Chromium is the browser executable; "" looks for Chromium on PATH
-	// (and $AGENTBRIDGE_CHROMIUM). When none is found the browser steps
-	// are skipped with instructions; a path given here that does not work
-	// fails them.
+	// Chromium is the browser executable; "" means $AGENTBRIDGE_CHROMIUM,
+	// else Chromium on PATH. When none is found on PATH the browser steps
+	// are skipped with instructions; a path given here or in
+	// $AGENTBRIDGE_CHROMIUM that does not work fails them.
 	Chromium string
 	// Headful shows the browser window instead of running headless.
 	Headful bool
@@ -84,6 +85,16 @@ func Run(ctx context.Context, opts Options) error {
 	out := opts.Out
 	if out == nil {
 		out = os.Stdout
+	}
+	if opts.ScreenshotDir != "" {
+		// Fail now rather than after the browser steps have run.
+		info, err := os.Stat(opts.ScreenshotDir)
+		if err != nil {
+			return fmt.Errorf("screenshots folder: %w", err)
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("screenshots folder: %s is not a folder", opts.ScreenshotDir)
+		}
 	}
 	dir, err := os.MkdirTemp("", "agentbridge-demo-")
 	if err != nil {

@@ -1,4 +1,4 @@
-package demo
+package main
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,8 +40,11 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	if r.opts.NoBrowser {
 		return "", skip("--no-browser given")
 	}
+	if err := checkDisplay(r.opts.Headful, runtime.GOOS, os.Getenv); err != nil {
+		return "", err
+	}
 	chromium, err := browsertest.FindChromium(r.opts.Chromium)
-	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" {
+	if errors.Is(err, browsertest.ErrChromiumNotFound) && r.opts.Chromium == "" && os.Getenv(browsertest.ChromiumEnv) == "" {
 		return "", skip(chromiumMissing)
 	}
 	if err != nil {
@@ -77,10 +82,19 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 
 	apiToken := randomHex(16)
 	socket := filepath.Join(r.dir, "bridge.sock")
+	chromiumTmp, err := r.chromiumTempDir()
+	if err != nil {
+		return "", err
+	}
+	r.logf("Chromium's TMPDIR: %s", chromiumTmp)
 	b, err := browsertest.Launch(ctx, &browsertest.Options{
 		Chromium: chromium,
 		HostPath: host,
-		Env:      []string{agentproto.EnvToken + "=" + apiToken, agentproto.EnvSocket + "=" + socket},
+		Env: []string{
+			agentproto.EnvToken + "=" + apiToken,
+			agentproto.EnvSocket + "=" + socket,
+			"TMPDIR=" + chromiumTmp,
+		},
 		Extension: extension.Config{
 			HubPort:   hubPort,
 			HubToken:  hubToken,
@@ -95,21 +109,71 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	r.atEnd(func() { _ = b.Close() })
 	r.logf("Chromium started (pid %d) with the reference extension %s", b.Pid(), extension.ID)
 
+	// Wait for both sides, but not for a browser that is gone: a Chromium
+	// that cannot start (no display for --headful, a broken install)
+	// exits at once.
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	wctx, cancelExited := context.WithCancelCause(wctx)
+	defer cancelExited(nil)
+	go func() {
+		select {
+		case <-b.Exited():
+			cancelExited(&exitedError{output: lastLines(b.Output(), 3)})
+		case <-wctx.Done():
+		}
+	}()
 	agent, err := browsertest.DialAgent(wctx, socket, apiToken)
 	if err != nil {
+		if exited := (*exitedError)(nil); errors.As(context.Cause(wctx), &exited) {
+			err = exited
+		}
 		return "", fmt.Errorf("the native host never came online: %w", err)
 	}
 	r.atEnd(func() { agent.Close() })
-	r.logf("Chromium started the Go host (pid %v); its socket %s answers, extension online", b.HostPids(), socket)
+	r.logf("Chromium started the Go host (%s); its socket %s answers, extension online", pidList(b.HostPids()), socket)
 	if err := hub.WaitConnected(wctx); err != nil {
+		if exited := (*exitedError)(nil); errors.As(context.Cause(wctx), &exited) {
+			err = exited
+		}
 		return "", fmt.Errorf("the extension never dialed the hub: %w", err)
 	}
 	info, _ := hub.Extension()
 	r.logf("the extension's service worker dialed the hub (Origin %s, version %s)", info.Origin, info.Version)
 	r.browser = &browserSession{chromium: b, agent: agent, hub: hub}
 	return "native host started by Chromium and online; service worker connected to the hub", nil
+}
+
+// maxSingletonSocketPath is the longest socket path Chromium can bind:
+// sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, with
+// the terminating NUL. Chromium refuses to start (a FATAL "Socket path too
+// long") when its singleton socket's path in TMPDIR is longer.
+const maxSingletonSocketPath = 103
+
+// chromiumTempDir makes the folder Chromium gets as TMPDIR. Chromium leaves
+// folders of its own there (org.chromium.Chromium.*, holding its singleton
+// socket) when it is stopped, so it gets a private one that goes when the
+// tour ends: inside the run's folder when the socket's path fits, or else
+// a fresh folder in /tmp.
+func (r *runner) chromiumTempDir() (string, error) {
+	dir := filepath.Join(r.dir, "tmp")
+	if !singletonSocketFits(dir) {
+		var err error
+		if dir, err = os.MkdirTemp("/tmp", "agentbridge-chromium-"); err != nil {
+			if dir, err = os.MkdirTemp("", "agentbridge-chromium-"); err != nil {
+				return "", err
+			}
+		}
+		r.atEnd(func() { os.RemoveAll(dir) })
+		return dir, nil
+	}
+	return dir, os.Mkdir(dir, 0o700)
+}
+
+// singletonSocketFits says whether Chromium's singleton socket fits in a
+// sockaddr_un when TMPDIR is tmp.
+func singletonSocketFits(tmp string) bool {
+	return len(filepath.Join(tmp, "org.chromium.Chromium.XXXXXX", "SingletonSocket")) <= maxSingletonSocketPath
 }
 
 // saveScreenshot writes data to a new file in Options.ScreenshotDir (or
@@ -136,7 +200,7 @@ func (r *runner) saveScreenshot(pattern string, data []byte) (string, error) {
 // type and submit a search, click a result, screenshot.
 func agentProtocolStep(ctx context.Context, r *runner) (string, error) {
 	if r.browser == nil {
-		return "", skip("needs Chromium (see above)")
+		return "", skip("needs the Chromium step above")
 	}
 	c := r.browser.agent
 	nav, err := c.Navigate(ctx, agentproto.NavigateParams{URL: r.shopURL + "/"})
@@ -213,7 +277,7 @@ func findNode(s *agentproto.Snapshot, role, name string) *agentproto.Node {
 // extensionBridgeStep drives the same browser through the hub.
 func extensionBridgeStep(ctx context.Context, r *runner) (string, error) {
 	if r.browser == nil {
-		return "", skip("needs Chromium (see above)")
+		return "", skip("needs the Chromium step above")
 	}
 	hub := r.browser.hub
 	res, err := hub.Navigate(ctx, r.shopURL+"/products/mouse-w")
@@ -257,6 +321,57 @@ func extensionBridgeStep(ctx context.Context, r *runner) (string, error) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// checkDisplay refuses --headful where a window cannot open: on Linux and
+// the BSDs Chromium needs an X or Wayland display, and without one exits
+// at once with an error only its own log shows.
+func checkDisplay(headful bool, goos string, getenv func(string) string) error {
+	switch goos {
+	case "darwin", "windows", "ios", "android":
+		return nil
+	}
+	if headful && getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "" {
+		return errors.New("--headful needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run without --headful for headless Chromium")
+	}
+	return nil
+}
+
+// exitedError reports a browser that exited before both of its sides came
+// online.
+type exitedError struct{ output string }
+
+func (e *exitedError) Error() string {
+	return "the browser exited; Chromium's last output: " + e.output
+}
+
+// lastLines returns the last n non-empty lines of out, joined with " | ".
+func lastLines(out []byte, n int) string {
+	var lines []string
+	for l := range strings.Lines(string(out)) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "(none)"
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// pidList says which processes pids are: "pid 17779", "pids 17779, 17781".
+func pidList(pids []int) string {
+	switch len(pids) {
+	case 0:
+		return "pid unknown"
+	case 1:
+		return "pid " + strconv.Itoa(pids[0])
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return "pids " + strings.Join(s, ", ")
 }
 
 func randomHex(n int) string {
