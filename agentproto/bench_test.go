@@ -88,6 +88,7 @@ type runStats struct {
 	lat   []time.Duration
 	start time.Time
 	cpu   time.Duration
+	vcsw  int64
 }
 
 func processCPU() time.Duration {
@@ -96,8 +97,16 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// processSwitches returns the process's voluntary context switches (all
+// threads: the times one went to sleep).
+func processSwitches() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return int64(ru.Nvcsw)
+}
+
 func (s *runStats) begin() {
-	s.start, s.cpu = time.Now(), processCPU()
+	s.start, s.cpu, s.vcsw = time.Now(), processCPU(), processSwitches()
 }
 
 func (s *runStats) merge(lat []time.Duration) {
@@ -110,6 +119,7 @@ func (s *runStats) report(b *testing.B) {
 	cpu, wall := processCPU()-s.cpu, time.Since(s.start)
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "req/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(processSwitches()-s.vcsw)/float64(b.N), "vcsw/op")
 	if len(s.lat) > 0 {
 		slices.Sort(s.lat)
 		b.ReportMetric(float64(s.lat[len(s.lat)/2].Nanoseconds())/1e3, "p50-µs")

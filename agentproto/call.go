@@ -76,7 +76,9 @@ type Call struct {
 	srv     *Server
 	conn    *serverConn // nil for calls that are not from a socket client
 	sink    chan<- callResult
-	timer   *time.Timer
+	timer   *time.Timer // calls of the HTTP API only: a connection times its own calls out
+	// deadline is when a call of a connection times out.
+	deadline time.Time
 
 	prev, next *Call // in conn.calls
 
@@ -159,7 +161,7 @@ func (c *Call) startTimer() {
 	c.mu.Unlock()
 }
 
-func (c *Call) expire() { c.complete(nil, TimeoutError(c.Type), true, nil) }
+func (c *Call) expire() { c.complete(nil, NewTimeoutError(c.Type), true, nil) }
 
 // goFunc runs fn(ctx) in a goroutine the server waits for on Close. The
 // request's frame is kept until fn returns, so that the payload fn reads

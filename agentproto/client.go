@@ -39,15 +39,25 @@ type ClientOptions struct {
 	// Token is sent with every request. Empty means the value of
 	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
 	Token string
-	// RequireSameUser makes Dial check, with the socket's peer
-	// credentials, that the server runs as the current user, and refuse
-	// to talk to it otherwise (so that a socket planted by someone else
-	// never sees the token). Linux only: elsewhere Dial fails when it is
-	// set.
-	RequireSameUser bool
+	// InsecureSkipPeerCheck turns off Dial's check of the server's user.
+	// By default Dial reads the socket's peer credentials (SO_PEERCRED on
+	// Linux, LOCAL_PEERCRED on macOS and FreeBSD) and refuses a server
+	// that runs as another user with [ErrForeignPeer], before anything
+	// (the token above all) is written: a socket planted at the path by
+	// someone else never sees it. Where the credentials cannot be read
+	// (other systems), Dial fails with [ErrPeerCredentials] unless this is
+	// set. [NewClient] never checks: its caller vouches for the
+	// connection.
+	InsecureSkipPeerCheck bool
 	// MaxResponseSize is the largest frame read, in bytes. A larger one
 	// ends the connection. Zero means DefaultMaxResponseSize.
 	MaxResponseSize int
+	// MaxRequestSize is the largest request frame sent, in bytes: a larger
+	// request fails with a *RequestSizeError before anything is written,
+	// so the connection stays up (a server closes the connection after
+	// answering an oversized frame). Zero means DefaultMaxRequestSize,
+	// the limit of this package's Server and of the reference host.
+	MaxRequestSize int
 	// Logger receives the client's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
@@ -61,12 +71,16 @@ type Client struct {
 	tokenLit []byte // `,"token":"…"` or nil
 	out      *wire.Queue
 	maxFrame int
+	maxReq   int
 
 	mu      sync.Mutex
 	pending map[uint64]*clientCall
 	nextID  uint64
 	err     error // why the connection ended; nil while it is up
-	subs    map[*Subscription]struct{}
+	// frameErr is the last error the server sent for no request: when
+	// the connection ends, it is the likely reason.
+	frameErr *RemoteError
+	subs     map[*Subscription]struct{}
 
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -88,8 +102,9 @@ func SocketPath() string {
 	return DefaultSocketPath
 }
 
-// Dial connects to the agent socket at path ("" means SocketPath()).
-// opts may be nil.
+// Dial connects to the agent socket at path ("" means [SocketPath]()).
+// Unless opts.InsecureSkipPeerCheck is set, it first checks that the
+// server runs as the current user (see [ClientOptions]). opts may be nil.
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = SocketPath()
@@ -99,8 +114,8 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 	if err != nil {
 		return nil, fmt.Errorf("agentproto: dial: %w", err)
 	}
-	if opts != nil && opts.RequireSameUser {
-		if err := checkPeerIsCurrentUser(nc); err != nil {
+	if opts == nil || !opts.InsecureSkipPeerCheck {
+		if err := checkPeerOwner(nc); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -119,6 +134,7 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 		nc:       conn,
 		log:      o.Logger,
 		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		maxReq:   orDefault(o.MaxRequestSize, DefaultMaxRequestSize),
 		pending:  map[uint64]*clientCall{},
 		subs:     map[*Subscription]struct{}{},
 	}
@@ -275,7 +291,6 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = call
 	c.mu.Unlock()
 
 	var headBuf [128]byte
@@ -294,6 +309,17 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
+	if size := len(head) + len(payload) + len(tail); size > c.maxReq {
+		return nil, nil, &RequestSizeError{Size: size, Limit: c.maxReq}
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, nil, err
+	}
+	c.pending[id] = call
+	c.mu.Unlock()
 	if err := c.out.Send(head, payload, tail, nil, nil); err != nil {
 		c.forget(id)
 		c.mu.Lock()
@@ -387,9 +413,14 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	n, ok := parseCallID(id)
 	if !ok {
 		if msg, isErr := errorText(errMsg); isErr {
-			// A refusal of a frame as a whole (it has no id): nothing
-			// this client sends can cause one, so it is only logged.
+			// A refusal of a frame as a whole (it has no id), such as a
+			// server's answer to a frame over its size limit just before
+			// it closes the connection: if the connection ends, the
+			// pending calls fail with it, so their callers learn why.
 			c.log.Warn("agentproto: the bridge reported an error for no request", "error", msg)
+			c.mu.Lock()
+			c.frameErr = &RemoteError{Message: msg}
+			c.mu.Unlock()
 		}
 		buf.Release()
 		return
@@ -428,6 +459,9 @@ func (c *Client) shutdown(cause error) {
 	if c.err == nil {
 		if cause == nil || errors.Is(cause, io.EOF) {
 			cause = io.EOF
+		}
+		if c.frameErr != nil {
+			cause = c.frameErr
 		}
 		c.err = fmt.Errorf("%w: %w", ErrClosed, cause)
 	}

@@ -30,9 +30,10 @@ func (c Config) HTTPAddr() string {
 	return net.JoinHostPort(c.HTTPHost, strconv.Itoa(c.HTTPPort))
 }
 
-// ServerOptions returns server options with the configured auth.
-func (c Config) ServerOptions() ServerOptions {
-	return ServerOptions{Token: c.Token, AllowUnauthenticated: c.AllowUnauthenticated}
+// ServerOptions returns new server options with the configured auth,
+// for [NewServer].
+func (c Config) ServerOptions() *ServerOptions {
+	return &ServerOptions{Token: c.Token, AllowUnauthenticated: c.AllowUnauthenticated}
 }
 
 // ConfigFromEnv reads the configuration with getenv (nil means

@@ -24,7 +24,7 @@
 //
 //	conn, _ := nativemsg.OpenStdio(nil)
 //	host := agentproto.NewHost(conn, nil)
-//	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host, Token: token})
+//	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
 //	l, _ := agentproto.ListenUnix(ctx, "")
 //	go srv.Serve(l)
 //	host.Run(ctx) // until the extension disconnects
@@ -53,7 +53,12 @@
 // stays up). Requests in flight per connection: DefaultMaxInFlight.
 // Connections: DefaultMaxConnections. Bytes queued for a client that does
 // not read: DefaultMaxQueuedBytes, after which it is disconnected so that
-// it cannot hold the others up. Client frames: DefaultMaxResponseSize.
+// it cannot hold the others up. Client frames: DefaultMaxResponseSize
+// read; requests over ClientOptions.MaxRequestSize (DefaultMaxRequestSize)
+// are refused before they are written. [Server.Serve] retries failed
+// accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
+// keep-alive connections idle for DefaultHTTPIdleTimeout and keeps at most
+// DefaultMaxIdleHTTPConns connections without a request in progress.
 // Every limit is checked before allocating.
 //
 // # Concurrency
@@ -70,8 +75,10 @@
 //
 // ListenUnix creates the socket with mode 0600 from the start (no window
 // in which another user could connect), never replaces something it does
-// not own, and removes only its own socket. ClientOptions.RequireSameUser
-// checks the server's uid with SO_PEERCRED before the token is sent. The
+// not own, and removes only its own socket. [Dial] checks by
+// default that the server runs as the current user (peer credentials, on
+// Linux, macOS and FreeBSD) before the token is sent, and refuses
+// otherwise; elsewhere it refuses unless told to skip the check. The
 // HTTP API requires the token, accepts only loopback Host headers, refuses
 // foreign browser Origins and requires application/json bodies. No error or
 // log message carries payload bytes or tokens.

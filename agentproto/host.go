@@ -104,11 +104,10 @@ func (h *Host) SetEventHandler(publish func(event json.RawMessage)) {
 }
 
 var (
-	requestHead  = []byte(`{"kind":"bridge:request","id":"`)
-	requestType  = []byte(`","type":`)
-	requestPay   = []byte(`,"payload":`)
-	requestTail  = closeBrace
-	requestFixed = len(requestHead) + len(requestType) + len(requestPay) + len(requestTail)
+	requestHead = []byte(`{"kind":"bridge:request","id":"`)
+	requestType = []byte(`","type":`)
+	requestPay  = []byte(`,"payload":`)
+	requestTail = closeBrace
 )
 
 // Forward sends c to the extension.

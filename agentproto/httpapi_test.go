@@ -158,7 +158,7 @@ func readFull(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error)
 func TestCloseAbandonsHTTPRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		entered := make(chan struct{})
-		srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+		srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
 			Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 				close(entered)
 				<-ctx.Done()

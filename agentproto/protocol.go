@@ -141,6 +141,8 @@ func decodeRequest(data []byte, r *request) error {
 	var it wire.Members
 	it.Reset(data)
 	var seen uint8
+	var dup *duplicateMemberError
+	idTwice := false
 	for it.Next() {
 		m := it.Member()
 		key := wire.UnescapeKey(m)
@@ -148,7 +150,7 @@ func decodeRequest(data []byte, r *request) error {
 		switch string(key) {
 		case "id":
 			bit = 1
-			if !isEmptyID(m.Value) {
+			if seen&bit == 0 && !isEmptyID(m.Value) {
 				r.id = m.Value
 			}
 		case "type":
@@ -173,18 +175,29 @@ func decodeRequest(data []byte, r *request) error {
 			continue
 		}
 		if seen&bit != 0 {
-			// Drain to report a syntax error first, as a parser would.
-			for it.Next() {
+			// Refused, but the scan goes on: a syntax error later in the
+			// frame is reported first, as a parser would, and the
+			// refusal carries the request's id when it has one (a
+			// client waits for it by id).
+			if dup == nil {
+				dup = &duplicateMemberError{name: string(key)}
 			}
-			if err := it.Err(); err != nil {
-				return err
+			if bit == 1 {
+				idTwice = true
 			}
-			return &duplicateMemberError{name: string(key)}
+			continue
 		}
 		seen |= bit
 	}
 	if err := it.Err(); err != nil {
+		r.id = nil
 		return err
+	}
+	if dup != nil {
+		if idTwice {
+			r.id = nil // which one?
+		}
+		return dup
 	}
 	if r.typ != nil {
 		t, _ := wire.Unquote(r.typ)

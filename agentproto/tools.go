@@ -206,7 +206,7 @@ type Caller interface {
 // (a *[RemoteError] for the protocol's errors, so errors.Is works; a nil
 // ext is never online). The caller never takes over ext's events.
 func ExtensionCaller(ext Extension) Caller {
-	return serverCaller{NewServer(ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
+	return serverCaller{NewServer(&ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
 }
 
 // eventless hides an Extension's EventSource, so that a Server made only to

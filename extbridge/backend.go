@@ -28,7 +28,9 @@ type Backend interface {
 	// The hub never calls it with an empty id.
 	ResumeConversation(ctx context.Context, id string) (*Snapshot, error)
 	// NewSession starts a fresh conversation and returns its (usually
-	// empty) snapshot.
+	// empty) snapshot. The hub calls it for new_session and for the
+	// panel's "New chat" button, which sends the user_message "/clear"
+	// ([ClearCommand]): a Backend never sees "/clear" as a message.
 	NewSession(ctx context.Context) (*Snapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
 	// agent and append its text to the input history. Content is trimmed;
@@ -55,6 +57,11 @@ type Backend interface {
 	// with Hub.RunTurn are cancelled by the hub before Interrupt is called.
 	Interrupt(ctx context.Context) error
 }
+
+// ClearCommand is the user_message text the panel's "New chat" button
+// sends. The hub answers it as a new_session ([Backend.NewSession])
+// instead of delivering it to [Backend.UserMessage].
+const ClearCommand = "/clear"
 
 // BaseBackend is a Backend that has nothing: empty lists, mode "standard",
 // and no-ops. Embed it in a struct to implement only some methods.

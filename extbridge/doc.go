@@ -15,10 +15,12 @@
 // # Quick start
 //
 //	token, _ := extbridge.NewToken() // copy it into the extension's options
-//	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: token})
+//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
 //	if err != nil { … }
-//	go hub.ListenAndServe() // 127.0.0.1:52789; or hub.Serve(listener)
 //	defer hub.Close()
+//	l, err := hub.Listen() // 127.0.0.1:52789; "address already in use" shows here
+//	if err != nil { … }
+//	go hub.Serve(l)
 //
 //	if err := hub.WaitConnected(ctx); err != nil { … }
 //	res, err := hub.Navigate(ctx, "https://example.com")
@@ -34,9 +36,18 @@
 // closes with 1008 (policy violation). A newcomer that fails or stays silent
 // never disturbs the current connection; a newly authenticated one replaces
 // it, the replaced connection's in-flight commands fail at once with
-// ErrDisconnected, and whatever it still sends is ignored. The hub pings every PingInterval and drops an extension
-// silent for LivenessTimeout. Frames that are not JSON objects with a type,
-// of unknown types, or malformed are ignored and the connection kept.
+// ErrDisconnected, and whatever it still sends is ignored. Replacements are
+// damped: beyond [HubOptions.ReplaceLimit] in [HubOptions.ReplaceWindow]
+// (two browsers with the extension) the current connection is kept and
+// newcomers are refused for [HubOptions.ReplaceCooldown];
+// [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
+// and drops an extension silent for LivenessTimeout. The cause of a
+// disconnect is kept: [*FrameTooLargeError], [*PeerClosedError], or the
+// transport's error. Frames that are not JSON objects with a type, of
+// unknown types, malformed, or not valid UTF-8 are ignored and the
+// connection kept (a browser_result or tool_request with a readable id is
+// answered: its command fails, the tool request gets a failed result).
+// Browser commands are checked before they are sent ([ErrInvalidCommand]).
 //
 // # Limits
 //
@@ -46,6 +57,11 @@
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
 // extension is dropped. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB.
+// Serve holds at most MaxUnauthConns (64) connections that have not
+// authenticated (HTTP, WebSockets before their hello); beyond it a new one
+// evicts the oldest idle one, else the oldest, so that the extension's
+// reconnect always gets through. Idle HTTP connections close after
+// IdleTimeout (30 s).
 //
 // # Concurrency
 //
@@ -68,12 +84,14 @@
 // before the upgrade. A missing Origin is accepted as the protocol says, so
 // the token is the real guard: it is compared in constant time, an empty
 // one is refused, and NewToken makes 128-bit random ones. Inbound frames are
-// decoded strictly: duplicate and case-variant keys are refused, so the hub
-// never acts on a field the extension's JavaScript reads differently.
+// decoded strictly: duplicate and case-variant keys and invalid UTF-8 are
+// refused, so the hub never acts on a field the extension's JavaScript
+// reads differently, nor on text repaired to U+FFFD.
 // Errors and logs never carry tokens or frame payloads. /artifacts/ is
 // read-only, unauthenticated (the user's own files) and confined to
 // ArtifactsDir by os.Root: "..", absolute paths and symbolic links leading
-// out are refused, directories are not listed, and files are served with
+// out are refused, only regular files are opened (a FIFO cannot block a
+// request), directories are not listed, and files are served with
 // nosniff and a sandboxing Content-Security-Policy. The extension's read
 // redaction is the extension's: treat page text as untrusted.
 package extbridge

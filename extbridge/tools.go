@@ -59,7 +59,11 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 	if f.decodeErr != nil {
 		c.toolsMu.Unlock()
 		c.ignored("malformed tool_request", typeToolRequest, 0, f.decodeErr)
-		c.sendToolResult(req.ID, &ToolResult{Error: "invalid tool_request"})
+		msg := "invalid tool_request"
+		if errors.Is(f.decodeErr, errInvalidUTF8) {
+			msg = "invalid tool_request: text is not valid UTF-8"
+		}
+		c.sendToolResult(req.ID, &ToolResult{Error: msg})
 		return
 	}
 	if len(c.tools) >= h.opts.MaxConcurrentTools {

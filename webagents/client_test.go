@@ -204,7 +204,7 @@ func TestClientRun(t *testing.T) {
 	assert.Equal(t, Error{Status: 401, Code: "unauthorized", Message: "Sign in first.", Operation: "add"}, *e)
 	require.NotNil(t, res)
 	assert.Equal(t, []string{"verify"}, res.Response.Skipped)
-	assert.Equal(t, "unauthorized", res.Response.Errors["add"].Code)
+	assert.Equal(t, CodeUnauthorized, res.Response.Errors["add"].Code)
 }
 
 func TestClientRunRefusesBeforeSending(t *testing.T) {
@@ -249,7 +249,7 @@ func TestClientRunIrreversibleConsent(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
 		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}})
 	require.NoError(t, err)
 	srv.Config.Handler = h
@@ -348,7 +348,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		name    string
 		ops     []string
 		result  func(id string) (any, error)
-		code    string // "" means ok
+		code    Code // "" means ok
 		results int
 	}{
 		{"one result filling the budget", ids(1), func(id string) (any, error) {
@@ -368,7 +368,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := manifestWith(t, `"pacing":{"maxConcurrency":4}`, `{"r":{}}`)
 			srv := httptest.NewUnstartedServer(nil)
-			h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+			h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
 				Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 					return tt.result(req.Operation)
 				})}})
@@ -402,7 +402,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 func TestClientReadsResultsAsRelayedData(t *testing.T) {
 	m := manifestWith(t, "", `{"r":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
 		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
 		})}})

@@ -7,7 +7,7 @@
 // the manifest's endpoint:
 //
 //	m, err := webagents.ParseManifest(manifestJSON, nil)
-//	h, err := webagents.NewHandler(webagents.HandlerOptions{
+//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
 //		Origin:   "https://shop.example",
 //		Manifest: m,
 //		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {

@@ -60,33 +60,62 @@ type Limiter interface {
 
 type sessionKey struct{}
 
-// WithSessionKey returns a context carrying the key of the caller's session.
-// A handler's context hook sets it; idempotency keys and the Limiter are
-// scoped by it.
-func WithSessionKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, key)
+// session is what WithSessionKey and WithAnonymousSessionKey store.
+type session struct {
+	key       string
+	anonymous bool
 }
 
-// SessionKey returns the session key WithSessionKey stored in ctx, or "".
+// WithSessionKey returns a context carrying the key of the caller's session.
+// A handler's context hook sets it; idempotency keys and the Limiter are
+// scoped by it. Use [WithAnonymousSessionKey] for a session anyone can get
+// without signing in.
+func WithSessionKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, session{key: key})
+}
+
+// WithAnonymousSessionKey is [WithSessionKey] for a session that costs a
+// client nothing to get (a cookie handed to any visitor): a Handler then
+// also paces the request by its client address, and charges its stored
+// idempotent responses to that address (see [AddressPacing]), so that
+// minting fresh sessions does not escape pacing or the store's per-client
+// share.
+func WithAnonymousSessionKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, session{key: key, anonymous: true})
+}
+
+// SessionKey returns the session key WithSessionKey or
+// WithAnonymousSessionKey stored in ctx, or "".
 func SessionKey(ctx context.Context) string {
-	s, _ := ctx.Value(sessionKey{}).(string)
+	s, _ := ctx.Value(sessionKey{}).(session)
+	return s.key
+}
+
+func sessionOf(ctx context.Context) session {
+	s, _ := ctx.Value(sessionKey{}).(session)
 	return s
 }
 
 type scopeKey struct{}
 
-// withScope records the key a Handler scopes pacing and idempotency by: the
-// session key, or the client address for a request without a session.
-func withScope(ctx context.Context, scope string) context.Context {
-	return context.WithValue(ctx, scopeKey{}, scope)
+// pacingScopes are the keys a batch's operation starts are paced by: the
+// session (or the client address for a request without one) and, when
+// address pacing applies, the client address as well.
+type pacingScopes struct {
+	session, address string
 }
 
-// pacingScope is the key the Limiter is called with.
-func pacingScope(ctx context.Context) string {
-	if s, ok := ctx.Value(scopeKey{}).(string); ok {
-		return s
+// withScopes records the keys a Handler paces by.
+func withScopes(ctx context.Context, s *pacingScopes) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+// scopesOf returns the keys the Limiter is called with.
+func scopesOf(ctx context.Context) pacingScopes {
+	if s, ok := ctx.Value(scopeKey{}).(*pacingScopes); ok {
+		return *s
 	}
-	return SessionKey(ctx)
+	return pacingScopes{session: SessionKey(ctx)}
 }
 
 // Executor runs plans: independent operations concurrently up to the plan's
@@ -108,7 +137,8 @@ type Executor struct {
 	MaxResultBytes int
 	// Limiter, if set, paces starts across the batches of a session (the
 	// key from SessionKey(ctx); a Handler passes the client address for
-	// requests without a session).
+	// requests without a session, and calls it a second time with the
+	// client address where [AddressPacing] says so).
 	Limiter Limiter
 	// Logger receives the errors of handlers that are reported to the
 	// client as "internal" (handlers must keep secrets out of their error
@@ -171,7 +201,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	out := &Outcome{Plan: p, Results: make([]json.RawMessage, n), Errors: make([]*Error, n)}
 	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
 	conc := max(p.Pacing.MaxConcurrency, 1)
-	session := pacingScope(ctx)
+	scopes := scopesOf(ctx)
 
 	var (
 		started, finished uint64
@@ -251,7 +281,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					}
 				}
 				if e.Limiter != nil {
-					if err := e.Limiter.Wait(ctx, session); err != nil {
+					if err := e.wait(ctx, scopes); err != nil {
 						started |= 1 << next
 						running++
 						doneCh <- completion{index: next, err: e.asError(ctx, p.Operations[next].ID, err)}
@@ -289,6 +319,17 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	return out
+}
+
+// wait waits for the Limiter's slot in each scope.
+func (e *Executor) wait(ctx context.Context, scopes pacingScopes) error {
+	if err := e.Limiter.Wait(ctx, scopes.session); err != nil {
+		return err
+	}
+	if scopes.address != "" && scopes.address != scopes.session {
+		return e.Limiter.Wait(ctx, scopes.address)
+	}
+	return nil
 }
 
 func timeoutError(ctx context.Context) *Error {

@@ -151,7 +151,7 @@ func TestSchemaCostOnEveryPath(t *testing.T) {
 	m, err := ParseManifest([]byte(doc(okWorkflow, `{"x":{}}`)), nil)
 	require.NoError(t, err)
 	m.Actions["x"].InputSchema = json.RawMessage(anyOfChain(40))
-	_, err = NewHandler(HandlerOptions{Manifest: m, Origin: testOrigin,
+	_, err = NewHandler(&HandlerOptions{Manifest: m, Origin: testOrigin,
 		Actions: map[string]ActionHandler{"x": ActionFunc(nil)}})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "schema too complex")

@@ -210,7 +210,7 @@ func TestClientReadsNonEnvelopes(t *testing.T) {
 			} else {
 				var we *Error
 				require.ErrorAs(t, err, &we)
-				assert.Equal(t, "unauthorized", we.Code)
+				assert.Equal(t, CodeUnauthorized, we.Code)
 				assert.Equal(t, "Sign in first.", we.Message)
 			}
 		})

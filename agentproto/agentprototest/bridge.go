@@ -89,7 +89,7 @@ func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Brid
 	b := &Bridge{Listener: NewListener()}
 	b.Host = agentproto.NewHost(hostEnd, &o.Host)
 	o.Server.Extension = b.Host
-	b.Server = agentproto.NewServer(o.Server)
+	b.Server = agentproto.NewServer(&o.Server)
 	b.Extension = NewExtension(browserEnd, &o.Extension)
 	b.wg.Go(func() { b.Host.Run(context.Background()) })
 	b.wg.Go(func() { b.Server.Serve(b.Listener) })

@@ -160,7 +160,7 @@ func (m Mux) ServeRequest(ctx context.Context, r *Request) (any, error) {
 	if h, ok := m[r.Type]; ok {
 		return h.ServeRequest(ctx, r)
 	}
-	return nil, agentproto.UnknownRequestError(r.Type)
+	return nil, agentproto.NewUnknownRequestError(r.Type)
 }
 
 // Echo answers every request with its own payload.

@@ -28,7 +28,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -61,22 +60,22 @@ type env struct {
 
 // globalFlags are accepted before the command and among its arguments.
 type globalFlags struct {
-	socket   string
-	timeout  time.Duration
-	tab      int
-	sameUser bool
+	socket        string
+	timeout       time.Duration
+	tab           int
+	skipPeerCheck bool
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.socket, "socket", g.socket, "the agent socket (default $"+agentproto.EnvSocket+" or "+agentproto.DefaultSocketPath+")")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "how long to wait for an answer (default 65s, or the request's timeoutMs plus 5s)")
 	fs.IntVar(&g.tab, "tab", g.tab, "the tab to act on (default: the active tab)")
-	fs.BoolVar(&g.sameUser, "require-same-user", g.sameUser, "refuse a bridge running as another user (Linux)")
+	fs.BoolVar(&g.skipPeerCheck, "insecure-skip-peer-check", g.skipPeerCheck, "connect (and send the token) even to a bridge run by another user")
 }
 
 // run runs agentctl with args (os.Args[1:]) and returns the exit code.
 func run(ctx context.Context, args []string, e env) int {
-	g := &globalFlags{sameUser: runtime.GOOS == "linux"}
+	g := &globalFlags{}
 	fs := flag.NewFlagSet("agentctl", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	fs.Usage = func() { printUsage(e.Stderr, fs) }
@@ -127,8 +126,8 @@ func run(ctx context.Context, args []string, e env) int {
 		}
 	}
 	c, err := e.Dial(ctx, socket, &agentproto.ClientOptions{
-		Token:           e.Getenv(agentproto.EnvToken),
-		RequireSameUser: g.sameUser,
+		Token:                 e.Getenv(agentproto.EnvToken),
+		InsecureSkipPeerCheck: g.skipPeerCheck,
 	})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "agentctl: %v\n", err)

@@ -54,7 +54,7 @@ func runCtl(ctx context.Context, t *testing.T, b *agentprototest.Bridge, args ..
 			return b.Dial(ctx, opts)
 		},
 	}
-	code := run(ctx, append([]string{"-require-same-user=false"}, args...), e)
+	code := run(ctx, args, e)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -284,7 +284,7 @@ func TestEvents(t *testing.T) {
 	var stdout, stderr lockedBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"-require-same-user=false", "events"}, env{
+		done <- run(ctx, []string{"events"}, env{
 			Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr,
 			Dial: func(ctx context.Context, _ string, opts *agentproto.ClientOptions) (*agentproto.Client, error) {
 				return b.Dial(ctx, opts)

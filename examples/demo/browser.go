@@ -68,7 +68,7 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: hubToken})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: hubToken})
 	if err != nil {
 		return "", err
 	}

@@ -42,7 +42,7 @@ func writeFile(t *testing.T, name, content string) string {
 func startShop(t *testing.T, noPost bool) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	s, err := shop.New(shop.Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000,
+	s, err := shop.New(&shop.Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000,
 		Pacing: &webagents.Pacing{MaxConcurrency: 2}})
 	require.NoError(t, err)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,9 @@
 // Origin header as the real MV3 extension does. It says hello with a
 // token, answers browser commands through a BrowserHandler (Browser is a
 // small scripted one), answers approval requests through an
-// ApprovalHandler, sends panel frames and tool requests, and records every
+// ApprovalHandler, sends the frames the real panel sends (user messages,
+// New chat's "/clear", interrupt, the JSON ping, set_mode, select_model,
+// the burst after every reconnect) and tool requests, and records every
 // frame the hub sent.
 //
 // # Quick start
@@ -14,7 +16,7 @@
 // Connect runs the hub (any http.Handler) in memory, over net.Pipe
 // connections; Dial reaches a hub served on a loopback address:
 //
-//	hub, _ := extbridge.NewHub(extbridge.HubOptions{Token: "t"})
+//	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
 //	defer hub.Close()
 //	browser := extbridgetest.NewBrowser()
 //	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})

@@ -574,6 +574,58 @@ func (e *Extension) UserMessage(ctx context.Context, content string, attachments
 	}{"user_message", content, attachments})
 }
 
+// NewChat sends what the panel's "New chat" button sends: the
+// user_message "/clear". A hub answers it as a new_session.
+func (e *Extension) NewChat(ctx context.Context) error {
+	return e.UserMessage(ctx, "/clear")
+}
+
+// Interrupt sends interrupt (the panel's stop button). The hub does not
+// answer it; a cancelled turn ends with an interrupted frame.
+func (e *Extension) Interrupt(ctx context.Context) error {
+	return e.Send(ctx, map[string]string{"type": "interrupt"})
+}
+
+// Ping sends the JSON keep-alive newer extensions send every 20 s.
+func (e *Extension) Ping(ctx context.Context) error {
+	return e.Send(ctx, map[string]string{"type": "ping"})
+}
+
+// SetMode sends set_mode (the panel's mode picker) and returns the mode
+// frame the hub answers with.
+func (e *Extension) SetMode(ctx context.Context, mode string) (string, error) {
+	f, err := e.Request(ctx, map[string]string{"type": "set_mode", "mode": mode}, "mode")
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Mode string `json:"mode"`
+	}
+	return m.Mode, f.Decode(&m)
+}
+
+// SelectModel sends select_model (the panel's /model menu) and returns
+// the models frame the hub answers with (a mode frame follows it).
+func (e *Extension) SelectModel(ctx context.Context, model string) (Frame, error) {
+	return e.Request(ctx, map[string]string{"type": "select_model", "model": model}, "models")
+}
+
+// Reconnected sends what the extension sends after every connect:
+// list_conversations, list_skills, list_models, list_history and, when
+// lastConversation is not empty, resume_conversation for it. The answers
+// are queued for Next.
+func (e *Extension) Reconnected(ctx context.Context, lastConversation string) error {
+	for _, typ := range []string{"list_conversations", "list_skills", "list_models", "list_history"} {
+		if err := e.Send(ctx, map[string]string{"type": typ}); err != nil {
+			return err
+		}
+	}
+	if lastConversation == "" {
+		return nil
+	}
+	return e.Send(ctx, map[string]string{"type": "resume_conversation", "id": lastConversation})
+}
+
 // Request sends frame (marshalled; a string is sent as a frame of that
 // type with no other member, such as "list_models") and returns the first
 // frame of type replyType the hub sends after it, which is not queued for

@@ -1,4 +1,4 @@
-package browserhub
+package main
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ type Command struct {
 	URL      string // navigate
 	Selector string // read, click, type
 	Text     string // type, say
+	Enter    bool   // type: press Enter after typing
 	File     string // screenshot
 	Tool     string // approve?
 	Args     string // approve?: the tool arguments JSON ("" when none)
@@ -58,9 +59,12 @@ func ParseCommand(line string) (Command, error) {
 		}
 		c.Selector = sel
 	case "type":
+		if first, r, _ := strings.Cut(rest, " "); first == "--enter" {
+			c.Enter, rest = true, strings.TrimSpace(r)
+		}
 		sel, text, err := firstArg(rest)
 		if err != nil || sel == "" {
-			return c, errors.New("usage: type SELECTOR TEXT")
+			return c, errors.New("usage: type [--enter] SELECTOR TEXT")
 		}
 		c.Selector, c.Text = sel, text
 	case "screenshot":
@@ -135,9 +139,11 @@ const helpText = `commands:
   navigate URL             open URL in the controlled tab; prints the url and title
   read [SELECTOR]          print the text of SELECTOR (the page body when omitted)
   click SELECTOR           click the element
-  type SELECTOR TEXT       type TEXT into the element ("quote" selectors with spaces)
+  type [--enter] SELECTOR TEXT
+                           type TEXT into the element ("quote" selectors with
+                           spaces); --enter presses Enter after it
   screenshot FILE          save a screenshot of the visible tab to FILE
-  tabs                     print each open tab's url
+  tabs                     print each open tab: index, * when active, title, url
   say TEXT                 mirror an assistant turn saying TEXT into the panel
   approve? TOOL ARGS_JSON  ask for approval; prints approved or rejected
   approve ID | reject ID   answer a pending approval from the terminal

@@ -1,4 +1,4 @@
-package browserhub
+package main
 
 import (
 	"strings"
@@ -27,6 +27,10 @@ func TestParseCommand(t *testing.T) {
 		{`type "input[name=q]" hi`, Command{Name: "type", Selector: "input[name=q]", Text: "hi"}, false},
 		{`type "unterminated hi`, Command{}, true},
 		{"type", Command{}, true},
+		{"type --enter #q socks", Command{Name: "type", Selector: "#q", Text: "socks", Enter: true}, false},
+		{`type --enter "input[name=q]" warm socks`, Command{Name: "type", Selector: "input[name=q]", Text: "warm socks", Enter: true}, false},
+		{"type --enter", Command{}, true},
+		{"type --enter ", Command{}, true},
 		{"screenshot out.png", Command{Name: "screenshot", File: "out.png"}, false},
 		{"screenshot", Command{}, true},
 		{"tabs", Command{Name: "tabs"}, false},
@@ -59,7 +63,7 @@ func TestParseCommand(t *testing.T) {
 }
 
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{"navigate https://a/", `type "a b" c`, `approve? Bash {"a":1}`, "read", "screenshot f", `read "\x00"`} {
+	for _, s := range []string{"navigate https://a/", `type "a b" c`, `approve? Bash {"a":1}`, "read", "screenshot f", `read "\x00"`, "type --enter #q x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -76,11 +80,15 @@ func FuzzParseCommand(f *testing.F) {
 			if c.Selector == "" {
 				t.Fatal("click without selector")
 			}
+		case "type":
+			if c.Selector == "" {
+				t.Fatal("type without selector")
+			}
 		case "screenshot":
 			if c.File == "" {
 				t.Fatal("screenshot without file")
 			}
-		case "read", "type", "tabs", "say", "approve?", "approve", "reject", "help":
+		case "read", "tabs", "say", "approve?", "approve", "reject", "help":
 		default:
 			t.Fatalf("unknown command %q accepted", c.Name)
 		}

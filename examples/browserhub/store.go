@@ -1,4 +1,4 @@
-package browserhub
+package main
 
 import (
 	"crypto/rand"

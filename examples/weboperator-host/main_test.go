@@ -1,4 +1,4 @@
-package hostcmd_test
+package main
 
 import (
 	"bufio"
@@ -14,13 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
-	"github.com/agentbridge/agentbridge/internal/hostcmd"
 	"github.com/agentbridge/agentbridge/internal/hostload"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
@@ -50,18 +51,29 @@ type hostProcess struct {
 	cmd    *exec.Cmd
 	ext    *agentprototest.Extension
 	socket string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	stdin  io.WriteCloser
 	done   chan error
 }
 
 func chromeStart(t *testing.T, handler agentprototest.Handler, env ...string) *hostProcess {
 	t.Helper()
+	return chromeStartLimited(t, handler, 0, env...)
+}
+
+// chromeStartLimited is chromeStart with the host's open files limited to
+// maxFiles (0: unchanged).
+func chromeStartLimited(t *testing.T, handler agentprototest.Handler, maxFiles int, env ...string) *hostProcess {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "woh") // short: socket paths are limited to 108 bytes
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "bridge.sock")
 	cmd := exec.Command(hostBinary, nativemsg.ExtensionOrigin(extensionID))
+	if maxFiles > 0 {
+		cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, maxFiles),
+			hostBinary, nativemsg.ExtensionOrigin(extensionID))
+	}
 	cmd.Dir = filepath.Dir(hostBinary)
 	cmd.Env = append(os.Environ(),
 		"WEBOPERATOR_API_TOKEN=test-token",
@@ -72,7 +84,7 @@ func chromeStart(t *testing.T, handler agentprototest.Handler, env ...string) *h
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p := &hostProcess{cmd: cmd, socket: socket, stderr: &bytes.Buffer{}, stdin: stdin, done: make(chan error, 1)}
+	p := &hostProcess{cmd: cmd, socket: socket, stderr: &lockedBuffer{}, stdin: stdin, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	browser := nativemsg.NewConn(stdout, stdin, stdin, &nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit})
@@ -94,7 +106,7 @@ func (p *hostProcess) dial(t *testing.T) *agentproto.Client {
 	var c *agentproto.Client
 	require.Eventually(t, func() bool {
 		var err error
-		c, err = agentproto.Dial(t.Context(), p.socket, &agentproto.ClientOptions{Token: "test-token", RequireSameUser: true})
+		c, err = agentproto.Dial(t.Context(), p.socket, &agentproto.ClientOptions{Token: "test-token"})
 		if err != nil {
 			return false
 		}
@@ -169,7 +181,7 @@ func TestHostSIGTERMFailsPendingWithStreamClosed(t *testing.T) {
 }
 
 func TestHostRefusesOriginOutsideAllowlist(t *testing.T) {
-	p := chromeStart(t, agentprototest.Echo, hostcmd.EnvAllowedOrigins+"=chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
+	p := chromeStart(t, agentprototest.Echo, EnvAllowedOrigins+"=chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
 	select {
 	case err := <-p.done:
 		assert.Error(t, err, "the host exits with an error")
@@ -208,9 +220,9 @@ func TestUsageErrors(t *testing.T) {
 		{"not-an-origin"},
 	} {
 		var stderr bytes.Buffer
-		env := hostcmd.OSEnv()
+		env := osEnv()
 		env.Stderr, env.Stdout = &stderr, io.Discard
-		assert.Equal(t, 2, hostcmd.Run(t.Context(), args, env), "args %q", args)
+		assert.Equal(t, 2, run(t.Context(), args, env), "args %q", args)
 		assert.NotEmpty(t, stderr.String())
 	}
 }
@@ -243,17 +255,18 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
 	defer ext.Close()
 	var stderr bytes.Buffer
-	env := hostcmd.Env{
+	env := env{
 		Getenv:        func(k string) string { return vars[k] },
 		Stdout:        io.Discard,
 		Stderr:        &stderr,
 		Executable:    os.Executable,
 		OpenLink:      func() (*nativemsg.Conn, error) { return hostEnd, nil },
+		ListenAgents:  agentproto.ListenUnix,
 		ShutdownGrace: time.Minute,
 	}
 	code := make(chan int, 1)
 	go func() {
-		code <- hostcmd.Run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, env)
+		code <- run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, env)
 	}()
 
 	var resp *http.Response
@@ -281,4 +294,131 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 	}
 	_, err = os.Lstat(socket)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "socket removed at exit: %v", err)
+}
+
+// Local processes need no token to open connections to the HTTP API:
+// a thousand idle ones, more than the host has file descriptors, must
+// neither take the agent socket away nor keep a real request out
+// (issue 10 items 3 and 4).
+func TestIdleHTTPConnectionsDoNotLockClientsOut(t *testing.T) {
+	port := freePort(t)
+	p := chromeStartLimited(t, agentprototest.Echo, 256, "WEBOPERATOR_BRIDGE_PORT="+strconv.Itoa(port))
+	c := p.dial(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+
+	var idle []net.Conn
+	defer func() {
+		for _, nc := range idle {
+			nc.Close()
+		}
+	}()
+	for range 1000 {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		idle = append(idle, nc)
+	}
+	// Wait until the host has taken in every connection: then (with the
+	// fix) it has closed all but the newest idle ones, or (without) it
+	// has run out of descriptors.
+	probe := idle[len(idle)-1-agentproto.DefaultMaxIdleHTTPConns]
+	require.Eventually(t, func() bool {
+		probe.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		_, err := probe.Read(make([]byte, 1))
+		return !errors.Is(err, os.ErrDeadlineExceeded) || strings.Contains(p.stderr.String(), "too many open files")
+	}, 10*time.Second, 50*time.Millisecond)
+
+	// An agent already connected, and a new one, still get answers.
+	var res json.RawMessage
+	require.NoError(t, c.Call(t.Context(), agentproto.TypeClick, json.RawMessage(`{"ref":"@e1"}`), &res))
+	assert.JSONEq(t, `{"ref":"@e1"}`, string(res))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c2, err := agentproto.Dial(ctx, p.socket, &agentproto.ClientOptions{Token: "test-token"})
+	require.NoError(t, err, "the agent socket is still there")
+	defer c2.Close()
+	require.NoError(t, c2.Call(ctx, agentproto.TypeClick, json.RawMessage(`{"ref":"@e2"}`), &res))
+	assert.JSONEq(t, `{"ref":"@e2"}`, string(res))
+
+	// So does an HTTP client with the token.
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/browser/click", strings.NewReader(`{"ref":"@e3"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer test-token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err, "an HTTP request gets through")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `"@e3"`)
+	assert.NotContains(t, p.stderr.String(), "too many open files")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and readers in other
+// goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// brokenListener fails every Accept with an error Serve cannot retry.
+type brokenListener struct{ net.Listener }
+
+func (brokenListener) Accept() (net.Conn, error) {
+	return nil, errors.New("accept: the listener broke for good")
+}
+
+// When the agent server stops for any reason but the host's own shutdown,
+// the host logs it and exits with status 1 (the browser starts a new one
+// when the extension reconnects), instead of living on without its
+// socket (issue 10 item 3).
+func TestHostExitsWhenTheAgentSocketFails(t *testing.T) {
+	dir, err := os.MkdirTemp("", "woh")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	vars := map[string]string{
+		"WEBOPERATOR_API_TOKEN":    "test-token",
+		"WEBOPERATOR_AGENT_SOCKET": filepath.Join(dir, "bridge.sock"),
+		"WEBOPERATOR_BRIDGE_PORT":  "0",
+	}
+	// In-memory, so that closing the host's end interrupts its read
+	// (nativemsg.OSPipe's ends are in blocking mode: see issue 9).
+	hostEnd, browserEnd := nativemsg.Pipe()
+	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
+	defer ext.Close()
+	stderr := &lockedBuffer{}
+	e := env{
+		Getenv:     func(k string) string { return vars[k] },
+		Stdout:     io.Discard,
+		Stderr:     stderr,
+		Executable: os.Executable,
+		OpenLink:   func() (*nativemsg.Conn, error) { return hostEnd, nil },
+		ListenAgents: func(ctx context.Context, path string) (net.Listener, error) {
+			l, err := agentproto.ListenUnix(ctx, path)
+			return brokenListener{l}, err
+		},
+	}
+	code := make(chan int, 1)
+	go func() { code <- run(context.Background(), []string{nativemsg.ExtensionOrigin(extensionID)}, e) }()
+	select {
+	case c := <-code:
+		assert.Equal(t, 1, c)
+	case <-time.After(10 * time.Second):
+		ext.Vanish()
+		<-code
+		t.Fatalf("the host went on without its agent socket; its log:\n%s", stderr)
+	}
+	assert.Contains(t, stderr.String(), "agent socket failed")
+	assert.Contains(t, stderr.String(), "the listener broke for good")
 }

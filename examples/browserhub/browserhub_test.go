@@ -1,4 +1,4 @@
-package browserhub
+package main
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -133,9 +134,16 @@ func TestBrowserCommands(t *testing.T) {
 	h.send(`type "input[name=q]" warm socks`)
 	h.expect("ok")
 	assert.Equal(t, "warm socks", b.Value("input[name=q]"))
+	assert.Empty(t, b.Enters())
+	h.send(`type --enter "input[name=q]" wool socks`)
+	h.expect("ok")
+	assert.Equal(t, "wool socks", b.Value("input[name=q]"))
+	assert.Equal(t, []string{"input[name=q]"}, b.Enters(), "type --enter presses Enter")
 	h.send("tabs")
-	h.expect("https://example.com/")
-	h.expect("https://docs.example/")
+	h.expect("0 * Example Domain  https://example.com/")
+	h.expect("1   Page https://docs.example/  https://docs.example/")
+	h.send("navigate not-a-url")
+	assert.Contains(t, h.line(), "error: extbridge: invalid navigate command: URL is not absolute")
 	file := filepath.Join(h.dir, "shot.png")
 	h.send("screenshot " + file)
 	h.expect("wrote " + file + " (12 bytes, image/png)")
@@ -197,19 +205,36 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"new_session"}`)))
+	h.expect("panel: new chat")
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"user_message","content":"  find me socks  "}`)))
 	h.expect("panel: find me socks")
+	// The panel message gets a short reply turn, so the panel goes back to
+	// idle.
+	turn := func() (types []string, text string) {
+		for len(types) < 5 {
+			f, err := ext.NextOfType(ctx, "chat_event")
+			require.NoError(t, err)
+			var ev struct {
+				Event struct {
+					Type  string
+					Delta string
+				}
+			}
+			require.NoError(t, f.Decode(&ev))
+			types = append(types, ev.Event.Type)
+			text += ev.Event.Delta
+		}
+		return types, text
+	}
+	bracketed := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	types, text := turn()
+	assert.Equal(t, bracketed, types)
+	assert.Equal(t, panelReply, text)
 	h.send("say Here are some socks.")
 	h.expect("ok")
-	var types []string
-	for len(types) < 5 {
-		f, err := ext.NextOfType(ctx, "chat_event")
-		require.NoError(t, err)
-		var ev struct{ Event struct{ Type string } }
-		require.NoError(t, f.Decode(&ev))
-		types = append(types, ev.Event.Type)
-	}
-	assert.Equal(t, []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}, types)
+	types, text = turn()
+	assert.Equal(t, bracketed, types)
+	assert.Equal(t, "Here are some socks.", text)
 
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"list_conversations"}`)))
 	f, err := ext.NextOfType(ctx, "conversations")
@@ -224,7 +249,7 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 	require.NoError(t, f.Decode(&convs))
 	require.Len(t, convs.Conversations, 1)
 	assert.Equal(t, "find me socks", convs.Conversations[0].Title)
-	assert.Equal(t, 2, convs.Conversations[0].MessageCount)
+	assert.Equal(t, 3, convs.Conversations[0].MessageCount)
 
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"resume_conversation","id":"`+convs.Conversations[0].ID+`"}`)))
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"resume_conversation","id":"../../etc/passwd"}`)))
@@ -232,7 +257,8 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 	require.NoError(t, err)
 	var snap struct{ Messages []Message }
 	require.NoError(t, f.Decode(&snap))
-	assert.Equal(t, []Message{{Role: "user", Content: "find me socks"}, {Role: "assistant", Content: "Here are some socks."}}, snap.Messages)
+	assert.Equal(t, []Message{{Role: "user", Content: "find me socks"}, {Role: "assistant", Content: panelReply},
+		{Role: "assistant", Content: "Here are some socks."}}, snap.Messages)
 
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"set_mode","mode":"plan"}`)))
 	h.expect("mode: plan")
@@ -284,4 +310,84 @@ func TestRunCancelledLeavesNoReader(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	assert.NoError(t, goleak.Find(), "the goroutine reading In has ended")
+}
+
+// The panel's "New chat" sends the user_message "/clear": a new
+// conversation starts, and "/clear" is neither stored nor in the history.
+func TestPanelNewChat(t *testing.T) {
+	h := start(t)
+	ext := h.connect(extbridgetest.Options{})
+	ctx := context.Background()
+	_, err := ext.NextOfType(ctx, "mode")
+	require.NoError(t, err)
+	require.NoError(t, ext.UserMessage(ctx, "first chat"))
+	h.expect("panel: first chat")
+	require.NoError(t, ext.NewChat(ctx))
+	h.expect("panel: new chat")
+	f, err := ext.NextOfType(ctx, "conversation_snapshot")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"conversation_snapshot","messages":[]}`, string(f.Raw))
+	require.NoError(t, ext.UserMessage(ctx, "second chat"))
+	h.expect("panel: second chat")
+
+	f, err = ext.Request(ctx, "list_conversations", "conversations")
+	require.NoError(t, err)
+	var convs struct {
+		Conversations []struct{ Title string } `json:"conversations"`
+	}
+	require.NoError(t, f.Decode(&convs))
+	var titles []string
+	for _, c := range convs.Conversations {
+		titles = append(titles, c.Title)
+	}
+	assert.ElementsMatch(t, []string{"first chat", "second chat"}, titles)
+	f, err = ext.Request(ctx, "list_history", "history")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"history","history":["first chat","second chat"]}`, string(f.Raw))
+}
+
+// Stdin's end withdraws a pending approval, and Run returns.
+func TestStdinEOFWithApprovalPending(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r, w := io.Pipe()
+	out := &lineSink{lines: make(chan string, 100)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Config{Listener: l, Token: "t", Dir: t.TempDir(), In: r, Out: out})
+	}()
+	assert.Contains(t, <-out.lines, "listening on")
+	_, err = io.WriteString(w, `approve? Bash {"command":"ls"}`+"\n")
+	require.NoError(t, err)
+	assert.Contains(t, <-out.lines, "pending: Bash")
+	require.NoError(t, w.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after stdin closed with an approval pending")
+	}
+	assert.Regexp(t, `^error: approval \S+: withdrawn: stdin closed$`, <-out.lines)
+}
+
+// An unanswered approval is withdrawn after ApprovalTimeout.
+func TestApprovalTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ln := extbridgetest.NewListener()
+		r, w := io.Pipe()
+		out := &lineSink{lines: make(chan string, 100)}
+		done := make(chan error, 1)
+		go func() {
+			done <- Run(context.Background(), Config{Listener: ln, Token: "t", Dir: t.TempDir(), In: r, Out: out, ApprovalTimeout: time.Minute})
+		}()
+		assert.Contains(t, <-out.lines, "listening on")
+		_, err := io.WriteString(w, `approve? Bash {}`+"\n")
+		require.NoError(t, err)
+		assert.Contains(t, <-out.lines, "pending: Bash")
+		start := time.Now()
+		assert.Regexp(t, `^error: approval \S+: no answer within 1m0s; withdrawn$`, <-out.lines)
+		assert.Equal(t, time.Minute, time.Since(start))
+		require.NoError(t, w.Close())
+		require.NoError(t, <-done)
+	})
 }

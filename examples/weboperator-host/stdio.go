@@ -1,4 +1,4 @@
-package hostcmd
+package main
 
 import "github.com/agentbridge/agentbridge/nativemsg"
 
@@ -6,9 +6,9 @@ import "github.com/agentbridge/agentbridge/nativemsg"
 // answers that arrive together are read with one system call.
 const linkReadBuffer = 64 << 10
 
-// OpenStdio opens the browser link on the standard streams
+// openStdio opens the browser link on the standard streams
 // (nativemsg.OpenStdio, whose Close interrupts a blocked read, so that
 // the host stops promptly on SIGTERM).
-func OpenStdio() (*nativemsg.Conn, error) {
+func openStdio() (*nativemsg.Conn, error) {
 	return nativemsg.OpenStdio(&nativemsg.ConnOptions{ReadBufferSize: linkReadBuffer})
 }

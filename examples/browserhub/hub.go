@@ -1,7 +1,7 @@
-// Package browserhub is the logic of examples/browserhub: a small CLI that
-// embeds extbridge.Hub, keeps the panel's conversations and input history
-// in a folder, and drives the browser from commands read line by line.
-package browserhub
+package main
+
+// This file wires the hub: options, the backend, serving, the loop over
+// stdin's lines, and the shutdown.
 
 import (
 	"bufio"
@@ -19,6 +19,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/extbridge"
 )
+
+// DefaultApprovalTimeout bounds the wait for an answer to "approve?".
+const DefaultApprovalTimeout = 5 * time.Minute
 
 // TokenEnv is the environment variable the token is read from when no
 // --token flag is given.
@@ -47,12 +50,17 @@ type Config struct {
 	In       io.Reader    // commands, one per line
 	Out      io.Writer    // results and status lines
 	Logger   *slog.Logger // hub diagnostics; default silent
+	// ApprovalTimeout bounds each "approve?"; an unanswered request is
+	// withdrawn. Default DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 }
 
 // Run serves the hub and handles the commands read from In, each line as it
 // arrives (so several approvals can be pending at once), until In ends or
 // ctx is done; then it waits for the commands in flight and shuts the hub
-// down. Run returns when ctx is done even if In is still blocked in a read.
+// down. When In ends, pending approvals are withdrawn (nobody is left on
+// the terminal to answer them). Run returns when ctx is done even if In is
+// still blocked in a read.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Dir == "" {
 		return errors.New("browserhub: no directory")
@@ -71,7 +79,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	out := &printer{w: cfg.Out}
 	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard}
-	hub, err := extbridge.NewHub(extbridge.HubOptions{
+	defer be.stop() // the panel's reply turns
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{
 		Token:        cfg.Token,
 		Addr:         cfg.Addr,
 		ArtifactsDir: filepath.Join(cfg.Dir, "artifacts"),
@@ -85,13 +94,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
+	be.start(ctx, hub)
 	l := cfg.Listener
 	if l == nil {
-		addr := cfg.Addr
-		if addr == "" {
-			addr = extbridge.DefaultAddr
-		}
-		if l, err = net.Listen("tcp", addr); err != nil {
+		// Listen first: a busy port is an error here, not a hub that
+		// waits for an extension forever.
+		if l, err = hub.Listen(); err != nil {
 			hub.Close()
 			return fmt.Errorf("browserhub: %w", err)
 		}
@@ -100,7 +108,14 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() { served <- hub.Serve(l) }()
 	out.printf("listening on ws://%s/ws", l.Addr())
 
-	s := &session{hub: hub, be: be, out: out}
+	approvalTimeout := cfg.ApprovalTimeout
+	if approvalTimeout <= 0 {
+		approvalTimeout = DefaultApprovalTimeout
+	}
+	// Approvals end with stdin: cancelled when In ends.
+	approvalCtx, endApprovals := context.WithCancel(ctx)
+	defer endApprovals()
+	s := &session{hub: hub, be: be, out: out, approvalCtx: approvalCtx, approvalTimeout: approvalTimeout}
 	lines := make(chan string)
 	stopped := make(chan struct{})
 	defer close(stopped)
@@ -111,6 +126,7 @@ loop:
 		select {
 		case line, ok := <-lines:
 			if !ok {
+				endApprovals()
 				break loop
 			}
 			wg.Go(func() { s.handle(ctx, line) })
@@ -119,6 +135,7 @@ loop:
 		}
 	}
 	wg.Wait()
+	be.stop()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := hub.Shutdown(sctx); err != nil {
@@ -143,6 +160,11 @@ func readLines(r io.Reader, lines chan<- string, stopped <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// oneLine keeps a page's text (a title, a URL) on one output line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func orNone(s string) string {
@@ -177,6 +199,9 @@ type session struct {
 	hub *extbridge.Hub
 	be  *backend
 	out *printer
+
+	approvalCtx     context.Context // cancelled when stdin ends
+	approvalTimeout time.Duration
 }
 
 func (s *session) handle(ctx context.Context, line string) {
@@ -215,7 +240,7 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 		}
 		s.out.print("ok")
 	case "type":
-		if _, err := h.Type(ctx, cmd.Selector, cmd.Text, false); err != nil {
+		if _, err := h.Type(ctx, cmd.Selector, cmd.Text, &extbridge.TypeOptions{PressEnter: cmd.Enter}); err != nil {
 			return err
 		}
 		s.out.print("ok")
@@ -235,8 +260,11 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 		}
 		var b strings.Builder
 		for _, t := range tabs {
-			b.WriteString(t.URL)
-			b.WriteByte('\n')
+			active := " "
+			if t.Active {
+				active = "*"
+			}
+			fmt.Fprintf(&b, "%d %s %s  %s\n", t.Index, active, orNone(oneLine(t.Title)), oneLine(t.URL))
 		}
 		if len(tabs) > 0 {
 			s.out.print(b.String())
@@ -246,8 +274,15 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 	case "approve?":
 		id := NewID()
 		s.out.printf("approval %s pending: %s (answer in the panel, or: approve %s | reject %s)", id, cmd.Tool, id, id)
-		d, err := h.RequestApproval(ctx, extbridge.ApprovalRequest{ID: id, ToolName: cmd.Tool, ToolArgs: cmd.Args})
-		if err != nil {
+		actx, cancel := context.WithTimeout(s.approvalCtx, s.approvalTimeout)
+		defer cancel()
+		d, err := h.RequestApproval(actx, extbridge.ApprovalRequest{ID: id, ToolName: cmd.Tool, ToolArgs: cmd.Args})
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("approval %s: no answer within %v; withdrawn", id, s.approvalTimeout)
+		case err != nil && ctx.Err() == nil && s.approvalCtx.Err() != nil:
+			return fmt.Errorf("approval %s: withdrawn: stdin closed", id)
+		case err != nil:
 			return err
 		}
 		s.out.print(d.String())
@@ -274,87 +309,5 @@ func (s *session) say(ctx context.Context, text string) error {
 		return err
 	}
 	s.out.print("ok")
-	return nil
-}
-
-// backend answers the panel from the folder.
-type backend struct {
-	extbridge.BaseBackend
-	store *Store
-	hist  *extbridge.InputHistory
-	out   *printer
-
-	mu     sync.Mutex
-	active string
-	mode   extbridge.Mode
-}
-
-// activeID returns the active conversation, starting one when none is.
-func (b *backend) activeID() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.active == "" {
-		b.active = NewID()
-	}
-	return b.active
-}
-
-func (b *backend) ListConversations(context.Context) ([]extbridge.Conversation, error) {
-	return b.store.List()
-}
-
-func (b *backend) ResumeConversation(_ context.Context, id string) (*extbridge.Snapshot, error) {
-	c, err := b.store.Load(id)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	b.active = id
-	b.mu.Unlock()
-	return &extbridge.Snapshot{Messages: c.Messages}, nil
-}
-
-func (b *backend) NewSession(context.Context) (*extbridge.Snapshot, error) {
-	b.mu.Lock()
-	b.active = NewID() // stored with its first message
-	b.mu.Unlock()
-	return &extbridge.Snapshot{}, nil
-}
-
-func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
-	if m.Content != "" {
-		if _, err := b.hist.Add(m.Content); err != nil {
-			return err
-		}
-	}
-	if err := b.store.Append(b.activeID(), Message{Role: "user", Content: m.Content, Attachments: m.Attachments}); err != nil {
-		return err
-	}
-	if len(m.Attachments) > 0 {
-		b.out.printf("panel: %s [%d attachment(s)]", m.Content, len(m.Attachments))
-	} else {
-		b.out.printf("panel: %s", m.Content)
-	}
-	return nil
-}
-
-func (b *backend) ListHistory(context.Context) ([]string, error) { return b.hist.Entries(), nil }
-
-func (b *backend) Mode(context.Context) (extbridge.Mode, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.mode, nil
-}
-
-func (b *backend) SetMode(_ context.Context, m extbridge.Mode) error {
-	b.mu.Lock()
-	b.mode = m
-	b.mu.Unlock()
-	b.out.printf("mode: %s", m)
-	return nil
-}
-
-func (b *backend) Interrupt(context.Context) error {
-	b.out.print("panel: interrupt")
 	return nil
 }
