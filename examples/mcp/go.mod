@@ -1,6 +1,6 @@
 module github.com/agentbridge/agentbridge/examples/mcp
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/agentbridge/agentbridge v0.0.0-00010101000000-000000000000
@@ -19,7 +19,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
 

@@ -16,7 +16,7 @@ import (
 // and client and server talk over the go-sdk's in-memory transports.
 func ExampleAddHubTools() {
 	ctx := context.Background()
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		if ask, err := approve(req, ToolHubType, "type into "+in.Selector); ask != nil || err != nil {
 			return ask, hubPage{}, err
 		}
-		res, err := hub.Type(ctx, in.Selector, in.Text, in.PressEnter)
+		res, err := hub.Type(ctx, in.Selector, in.Text, &extbridge.TypeOptions{PressEnter: in.PressEnter})
 		if err != nil {
 			return nil, hubPage{}, err
 		}

@@ -13,7 +13,7 @@ import (
 
 func startShop(t *testing.T) string {
 	t.Helper()
-	s, err := shop.New(shop.Options{PBKDF2Iterations: 1000})
+	s, err := shop.New(&shop.Options{PBKDF2Iterations: 1000})
 	require.NoError(t, err)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

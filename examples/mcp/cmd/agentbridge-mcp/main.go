@@ -24,7 +24,6 @@ import (
 	"net/http/cookiejar"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -162,11 +161,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	if useBridge {
-		// On Linux the socket's server must run as this user (peer
-		// credentials), so a socket planted by someone else never sees the
-		// token.
-		dialer := &mcptools.BridgeDialer{Path: *socket, Logger: logger,
-			Options: &agentproto.ClientOptions{RequireSameUser: runtime.GOOS == "linux"}}
+		// agentproto.Dial checks that the socket's server runs as this
+		// user, so a socket planted by someone else never sees the token.
+		dialer := &mcptools.BridgeDialer{Path: *socket, Logger: logger}
 		defer dialer.Close()
 		mcptools.AddBridgeTools(server, dialer)
 	}
@@ -224,7 +221,7 @@ func startHub(addr string, logger *slog.Logger, stderr io.Writer) (*extbridge.Hu
 		}
 		fmt.Fprintf(stderr, "agentbridge-mcp: extension hub token (copy it into the extension's options): %s\n", token)
 	}
-	h, err := extbridge.NewHub(extbridge.HubOptions{Token: token, Addr: addr, Logger: logger})
+	h, err := extbridge.NewHub(&extbridge.HubOptions{Token: token, Addr: addr, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

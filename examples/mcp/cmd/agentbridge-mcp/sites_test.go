@@ -23,7 +23,7 @@ import (
 // and counts the batches posted to it.
 func startShop(t *testing.T) (page string, posts *atomic.Int64) {
 	t.Helper()
-	s, err := shop.New(shop.Options{PBKDF2Iterations: 1000})
+	s, err := shop.New(&shop.Options{PBKDF2Iterations: 1000})
 	require.NoError(t, err)
 	posts = &atomic.Int64{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -115,7 +115,7 @@ func TestSiteTools(t *testing.T) {
 		assert.True(t, res.IsError)
 		env = envelope(t, res)
 		assert.False(t, env.OK)
-		assert.Equal(t, "unauthorized", env.Code)
+		assert.Equal(t, webagents.CodeUnauthorized, env.Code)
 
 		email := "mcp-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + "@example.com"
 		ok("account.signUp", map[string]any{"email": email, "password": "correct horse"})
@@ -181,26 +181,50 @@ func TestSiteConsentWrites(t *testing.T) {
 }
 
 // TestSiteProgressAndCancel: a batch reports progress when the client asked
-// for it, and cancelling the MCP request cancels the site's request.
+// for it, and cancelling the MCP request cancels the site's HTTP request
+// (the site itself lets a started batch finish: batches outlive their
+// clients).
 func TestSiteProgressAndCancel(t *testing.T) {
 	started := make(chan struct{}, 1)
-	cancelled := make(chan struct{}, 1)
+	release := make(chan struct{})
 	m, err := webagents.ParseManifest([]byte(`{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow"},
-		"actions":{"slow.wait":{"description":"Waits until cancelled.","effect":"read","inputSchema":{"type":"object"}}}}`), nil)
+		"actions":{"slow.wait":{"description":"Waits until released.","effect":"read","inputSchema":{"type":"object"}}}}`), nil)
 	require.NoError(t, err)
-	h, err := webagents.NewHandler(webagents.HandlerOptions{Manifest: m, Actions: map[string]webagents.ActionHandler{
+	h, err := webagents.NewHandler(&webagents.HandlerOptions{Manifest: m, Actions: map[string]webagents.ActionHandler{
 		"slow.wait": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
 			started <- struct{}{}
-			<-ctx.Done()
-			cancelled <- struct{}{}
-			return nil, ctx.Err()
+			select {
+			case <-release:
+				return map[string]any{}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}),
 	}})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	h.Register(mux)
-	srv := httptest.NewServer(mux)
+	// clientGone is signalled when a request's context ends while its
+	// handler still runs: the client went away.
+	clientGone := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served := make(chan struct{})
+		go func() {
+			select {
+			case <-r.Context().Done():
+				select {
+				case <-served:
+				default:
+					clientGone <- struct{}{}
+				}
+			case <-served:
+			}
+		}()
+		mux.ServeHTTP(w, r)
+		close(served)
+	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // before srv.Close: the batch ends
 
 	var mu sync.Mutex
 	var progress []string
@@ -226,7 +250,7 @@ func TestSiteProgressAndCancel(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-cancelled:
+	case <-clientGone:
 	case <-time.After(30 * time.Second):
 		t.Fatal("cancelling the MCP request did not cancel the site's request")
 	}
