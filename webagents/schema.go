@@ -53,7 +53,7 @@ type compiledSchema struct {
 
 // SchemaComplexityError is the problem of a published schema whose cost
 // exceeds the limit (see [DefaultMaxSchemaCost]). It matches
-// errors.Is(err, ErrSchemaTooComplex).
+// errors.Is(err, [ErrSchemaTooComplex]).
 type SchemaComplexityError struct {
 	Cost  int64 // the schema's cost, or more than Limit when saturated
 	Limit int64
@@ -66,7 +66,7 @@ func (e *SchemaComplexityError) Error() string {
 	return fmt.Sprintf("schema too complex: its validation cost is %d; the limit is %d", e.Cost, e.Limit)
 }
 
-// Unwrap returns ErrSchemaTooComplex.
+// Unwrap returns [ErrSchemaTooComplex].
 func (e *SchemaComplexityError) Unwrap() error { return ErrSchemaTooComplex }
 
 // ErrSchemaTooComplex is matched by a [*SchemaComplexityError].
@@ -125,7 +125,7 @@ func schemaErrorMessage(err error) string {
 // problems found, each with its JSON path.
 // The work is bounded before it starts: the schema's cost at the input's
 // depth times the input's number of values must be at most
-// MaxValidationSteps.
+// [MaxValidationSteps].
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	tree, err := decodeTree(input)
 	if err != nil {
