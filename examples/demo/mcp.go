@@ -6,7 +6,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,11 +16,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 )
 
 // mcpStep builds agentbridge-mcp and lists and calls a tool of each source:
@@ -61,7 +60,7 @@ func mcpStep(ctx context.Context, r *runner) (string, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -256,27 +255,9 @@ func (c *lineClient) tool(ctx context.Context, name string, args any) (string, e
 	return strings.Join(text, "\n"), nil
 }
 
-// lockedBuffer collects a process's stderr.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitMatch waits until the buffer matches re and returns the first
 // submatch.
-func waitMatch(ctx context.Context, b *lockedBuffer, re *regexp.Regexp) (string, error) {
+func waitMatch(ctx context.Context, b *syncbuf.Buffer, re *regexp.Regexp) (string, error) {
 	for {
 		if m := re.FindStringSubmatch(b.String()); m != nil {
 			return m[1], nil
