@@ -262,7 +262,10 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 		return err
 	}
 	logger.Info("MCP streamable HTTP listening", "url", "http://"+ln.Addr().String()+"/")
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// The agent HTTP API's limits against other local processes: idle
+	// keep-alive connections closed after 60 s, headers within 10 s, at
+	// most 64 connections without a request in progress.
+	srv := agentproto.NewHTTPServer(handler, &agentproto.HTTPServerOptions{Logger: logger})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
