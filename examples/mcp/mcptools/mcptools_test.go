@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -88,12 +87,22 @@ func TestBridgeErrorText(t *testing.T) {
 	assert.Equal(t, agentproto.MsgExtensionOffline, res.Content[0].(*mcp.TextContent).Text)
 }
 
-// filter runs the stdio line filter over input and returns what it passed on
-// and what it answered.
+// filter runs the stdio line reader over input and returns the messages it
+// passed on (encoded again, one per line) and what it answered.
 func filter(input string, limit int) (passed, answered string) {
-	var out bytes.Buffer
-	got, _ := io.ReadAll(&lineFilter{r: bufio.NewReaderSize(strings.NewReader(input), 16), out: &out, limit: limit})
-	return string(got), out.String()
+	var out, got bytes.Buffer
+	l := &lineReader{r: bufio.NewReaderSize(strings.NewReader(input), 16), out: &out, limit: limit}
+	for {
+		msg, err := l.next()
+		if err != nil {
+			return got.String(), out.String()
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			panic(err)
+		}
+		got.Write(append(data, '\n'))
+	}
 }
 
 func TestFilterLines(t *testing.T) {
@@ -106,6 +115,97 @@ func TestFilterLines(t *testing.T) {
 	passed, answered = filter(strings.Repeat(`{"a":1}`, 10000)+"\n"+good+"\n", 1000)
 	assert.Equal(t, good+"\n", passed)
 	assert.Equal(t, tooLongLine, answered)
+
+	// JSON that is not a JSON-RPC message, or nested too deeply.
+	deep := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`
+	passed, answered = filter(`{"jsonrpc":"1.0","id":1,"method":"ping"}`+"\n"+`{"jsonrpc":"2.0","id":true,"method":"x"}`+"\n"+
+		`{"jsonrpc":"2.0","result":{}}`+"\n"+deep+"\n"+good, 1<<20)
+	assert.Equal(t, good+"\n", passed)
+	assert.Equal(t, strings.Repeat(invalidRequestLine, 4), answered)
+}
+
+// decodeCorpus are lines decodeMessage must read exactly as the SDK's
+// jsonrpc.DecodeMessage.
+var decodeCorpus = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"a\u00e9\"b","method":"tools/call","params":{"name":"x","arguments":{"k":[1,2,{"z":null}]}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":null,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":-7,"method":""}`,
+	`{"jsonrpc":"2.0","id":1e3,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":5}`,
+	`{"jsonrpc":"2.0","id":true,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":[1],"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"x"}`,
+	`{"JSONRPC":"2.0","id":1,"method":"x"}`,
+	`{"jsonrpc":"2.0","ID":1,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":[1,"2"]}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	`{"jsonrpc":"2.0","id":"r","result":null}`,
+	`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no","data":{"a":1}}}`,
+	`{"jsonrpc":"2.0","id":2,"error":null}`,
+	`{"jsonrpc":"2.0","id":2,"error":{"code":"x"}}`,
+	`{"jsonrpc":"2.0","result":{}}`,
+	`{"jsonrpc":"2.0"}`,
+	`{"jsonrpc":2,"id":1,"method":"x"}`,
+	`{}`,
+	`"just a string"`,
+	`42`,
+	`null`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","extra":{"deep":[[[[]]]]}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"\ud800"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"[[[[{{{{"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`,
+}
+
+// sameDecode checks that decodeMessage reads line as jsonrpc.DecodeMessage:
+// both fail, or both give the same message.
+func sameDecode(t *testing.T, line string) {
+	t.Helper()
+	want, wantErr := jsonrpc.DecodeMessage([]byte(line))
+	got, err := decodeMessage([]byte(line))
+	if wantErr != nil {
+		require.Error(t, err, "the SDK refuses %q: %v", line, wantErr)
+		return
+	}
+	require.NoError(t, err, "the SDK reads %q", line)
+	require.Equal(t, want, got, line)
+}
+
+func TestDecodeMessageAsSDK(t *testing.T) {
+	for _, line := range decodeCorpus {
+		if json.Valid([]byte(line)) {
+			sameDecode(t, line)
+		}
+	}
+	// The decoded message owns its bytes: the line buffer is reused.
+	line := []byte(`{"jsonrpc":"2.0","id":"abc","method":"m","params":{"k":"v"}}`)
+	msg, err := decodeMessage(line)
+	require.NoError(t, err)
+	for i := range line {
+		line[i] = ' '
+	}
+	req := msg.(*jsonrpc.Request)
+	assert.Equal(t, "m", req.Method)
+	assert.Equal(t, `{"k":"v"}`, string(req.Params))
+	assert.Equal(t, "abc", req.ID.Raw())
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	for _, line := range decodeCorpus {
+		f.Add(line)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if !json.Valid([]byte(line)) {
+			return // decodeLine answers -32700 before decoding
+		}
+		sameDecode(t, line)
+	})
 }
 
 func FuzzFilterLines(f *testing.F) {
@@ -118,7 +218,6 @@ func FuzzFilterLines(f *testing.F) {
 			line = strings.TrimSuffix(line, "\n")
 			_, err := jsonrpc.DecodeMessage([]byte(line))
 			require.NoError(t, err, "passed a line that is not one JSON-RPC message: %q", line)
-			require.LessOrEqual(t, len(line), 257)
 		}
 		for line := range strings.Lines(answered) {
 			var reply struct {
