@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -108,6 +111,11 @@ func BenchmarkBridgeCall(b *testing.B) {
 	}{
 		{"direct", direct},
 		{"mcp-stdio", overMCP(agentproto.ToolSnapshot, false)},
+		// The same server driven by a minimal line client (protocol
+		// 2025-11-25, no SDK on the client side): the server's share.
+		{"mcp-stdio-lineclient", func(b *testing.B) func(ctx context.Context) error {
+			return lineCaller(b, bin, path, agentproto.ToolSnapshot)
+		}},
 		// The SDK's own floor: a tool that answers at once without I/O
 		// (hub_tabs while no extension is connected).
 		{"mcp-stdio-noop", overMCP("hub_tabs", true, "--hub", "127.0.0.1:0")},
@@ -160,5 +168,87 @@ func mcpCaller(b *testing.B, bin, socket, tool string, wantError bool, args ...s
 			b.Errorf("%s: isError %v: %v", tool, res.IsError, res.Content)
 		}
 		return err
+	}
+}
+
+// lineCaller starts agentbridge-mcp and returns a function calling tool
+// through it with a minimal MCP client of its own: one line per request, and
+// a reader goroutine matching responses to callers by id. Its cost is a
+// small fraction of the go-sdk client's, so what the benchmark measures is
+// the server (and the bridge behind it).
+func lineCaller(b *testing.B, bin, socket, tool string) func(ctx context.Context) error {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), bridgeEnv(socket, bridgeToken)...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	var (
+		mu      sync.Mutex // guards next, waiting and writes to stdin
+		next    int
+		waiting = map[int]chan []byte{}
+	)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var resp struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.ID == nil {
+				continue // a notification
+			}
+			mu.Lock()
+			ch := waiting[*resp.ID]
+			delete(waiting, *resp.ID)
+			mu.Unlock()
+			if ch != nil {
+				ch <- slices.Clone(sc.Bytes())
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	call := func(ctx context.Context, method, params string) ([]byte, error) {
+		ch := make(chan []byte, 1)
+		mu.Lock()
+		next++
+		id := next
+		waiting[id] = ch
+		line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + "}\n"
+		_, err := stdin.Write([]byte(line))
+		mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case resp := <-ch:
+			return resp, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	_, err = call(b.Context(), "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	require.NoError(b, err)
+	_, err = stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	require.NoError(b, err)
+	params := `{"name":"` + tool + `","arguments":{}}`
+	return func(ctx context.Context) error {
+		resp, err := call(ctx, "tools/call", params)
+		if err != nil {
+			return err
+		}
+		var r struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(resp, &r); err != nil || r.Result == nil || r.Result.IsError {
+			return fmt.Errorf("%s: %s", tool, resp)
+		}
+		return nil
 	}
 }
