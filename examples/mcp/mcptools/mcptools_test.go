@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +245,45 @@ func TestLoopbackHost(t *testing.T) {
 func TestNewHTTPHandlerNeedsToken(t *testing.T) {
 	_, err := NewHTTPHandler(mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), &HTTPOptions{})
 	assert.True(t, errors.Is(err, ErrNoToken))
+}
+
+// TestStdioTransportAllocations: a message costs the transport about its own
+// size, not the SDK decoder's 32 KiB buffer per decode (the line filter in
+// front of the SDK's IOTransport decoded each line three times over, about
+// 160 KiB per message).
+func TestStdioTransportAllocations(t *testing.T) {
+	const n = 200
+	line := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"browser_snapshot","arguments":{}}}` + "\n"
+	conn, err := (&StdioTransport{In: strings.NewReader(strings.Repeat(line, n)), Out: io.Discard}).Connect(t.Context())
+	require.NoError(t, err)
+	defer conn.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		msg, err := conn.Read(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, "tools/call", msg.(*jsonrpc.Request).Method)
+	}
+	runtime.ReadMemStats(&after)
+	perMessage := (after.TotalAlloc - before.TotalAlloc) / n
+	assert.Less(t, perMessage, uint64(8<<10), "bytes allocated per message")
+	_, err = conn.Read(t.Context())
+	assert.ErrorIs(t, err, io.EOF)
+}
+
+// TestStdioTransportClose: Close unblocks a Read waiting for input, and the
+// reading goroutine ends with the input (goleak checks it).
+func TestStdioTransportClose(t *testing.T) {
+	in, w := io.Pipe()
+	conn, err := (&StdioTransport{In: in, Out: io.Discard}).Connect(t.Context())
+	require.NoError(t, err)
+	read := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(t.Context())
+		read <- err
+	}()
+	require.NoError(t, conn.Close())
+	assert.ErrorIs(t, <-read, io.EOF)
+	require.NoError(t, conn.Close(), "Close is idempotent")
+	w.Close()
 }
