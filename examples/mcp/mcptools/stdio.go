@@ -238,9 +238,9 @@ type wireMessage struct {
 
 // decodeMessage is [jsonrpc.DecodeMessage] for one valid JSON value: the same
 // library, flags, checks and result. It exists because the SDK's decoder
-// allocates a 32 KiB buffer per call (one byte over Go's small-object size,
-// so each is a large allocation, zeroed and swept on its own), where this
-// parses data in place.
+// allocates a 32 KiB buffer per call (above the Go runtime's largest small
+// object, 32,760 bytes, so each is a large allocation: heap lock, zeroed, a
+// span of its own to sweep), where this parses data in place.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	if tooDeep(data) {
 		return nil, errTooDeep
