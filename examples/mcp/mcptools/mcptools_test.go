@@ -89,22 +89,32 @@ func TestBridgeErrorText(t *testing.T) {
 	assert.Equal(t, agentproto.MsgExtensionOffline, res.Content[0].(*mcp.TextContent).Text)
 }
 
-// filter runs the stdio line reader over input and returns the messages it
-// passed on (encoded again, one per line) and what it answered.
-func filter(input string, limit int) (passed, answered string) {
-	var out, got bytes.Buffer
+// filterMessages runs the stdio line reader over input and returns the
+// messages it passed on and what it answered.
+func filterMessages(input string, limit int) (passed []jsonrpc.Message, answered string) {
+	var out bytes.Buffer
 	l := &lineReader{r: bufio.NewReaderSize(strings.NewReader(input), 16), out: &out, limit: limit}
 	for {
 		msg, err := l.next()
 		if err != nil {
-			return got.String(), out.String()
+			return passed, out.String()
 		}
+		passed = append(passed, msg)
+	}
+}
+
+// filter is filterMessages with the messages encoded again, one per line.
+func filter(input string, limit int) (passed, answered string) {
+	msgs, answered := filterMessages(input, limit)
+	var got bytes.Buffer
+	for _, msg := range msgs {
 		data, err := jsonrpc.EncodeMessage(msg)
 		if err != nil {
 			panic(err)
 		}
 		got.Write(append(data, '\n'))
 	}
+	return got.String(), answered
 }
 
 func TestFilterLines(t *testing.T) {
@@ -214,22 +224,34 @@ func FuzzFilterLines(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
 	f.Add("garbage\n{}\n[]\n")
 	f.Add(`{"jsonrpc":"2.0","id":null,"result":{}}`)
+	f.Add(`{"jsonrpc":"2.0","":0,"method":""}`)
+	const limit = 256
 	f.Fuzz(func(t *testing.T, input string) {
-		passed, answered := filter(input, 256)
-		for line := range strings.Lines(passed) {
-			line = strings.TrimSuffix(line, "\n")
-			_, err := jsonrpc.DecodeMessage([]byte(line))
-			require.NoError(t, err, "passed a line that is not one JSON-RPC message: %q", line)
-		}
-		for line := range strings.Lines(answered) {
-			var reply struct {
-				ID    json.RawMessage `json:"id"`
-				Error struct{ Code int }
+		passed, answered := filterMessages(input, limit)
+		// The model: each line on its own, with the SDK's DecodeMessage as
+		// the judge of what is one JSON-RPC message.
+		var want []jsonrpc.Message
+		var replies strings.Builder
+		for line := range strings.Lines(input) {
+			if len(line) > limit+1 {
+				replies.WriteString(tooLongLine)
+				continue
 			}
-			require.NoError(t, json.Unmarshal([]byte(line), &reply))
-			require.Equal(t, "null", string(reply.ID))
-			require.Contains(t, []int{-32700, -32600}, reply.Error.Code)
+			line = strings.TrimSpace(line)
+			switch msg, err := jsonrpc.DecodeMessage([]byte(line)); {
+			case line == "":
+			case !json.Valid([]byte(line)):
+				replies.WriteString(parseErrorLine)
+			case line[0] == '[':
+				replies.WriteString(batchRefusedLine)
+			case err != nil:
+				replies.WriteString(invalidRequestLine)
+			default:
+				want = append(want, msg)
+			}
 		}
+		require.Equal(t, want, passed)
+		require.Equal(t, replies.String(), answered)
 	})
 }
 
