@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -107,7 +111,14 @@ func BenchmarkBridgeCall(b *testing.B) {
 		make func(b *testing.B) func(ctx context.Context) error
 	}{
 		{"direct", direct},
+		// The floor of the stdio hop: lineclient's requests echoed by cat.
+		{"pipe-echo", func(b *testing.B) func(ctx context.Context) error { return pipeEcho(b) }},
 		{"mcp-stdio", overMCP(agentproto.ToolSnapshot, false)},
+		// The same server driven by a minimal line client (protocol
+		// 2025-11-25, no SDK on the client side): the server's share.
+		{"mcp-stdio-lineclient", func(b *testing.B) func(ctx context.Context) error {
+			return lineCaller(b, bin, path, agentproto.ToolSnapshot)
+		}},
 		// The SDK's own floor: a tool that answers at once without I/O
 		// (hub_tabs while no extension is connected).
 		{"mcp-stdio-noop", overMCP("hub_tabs", true, "--hub", "127.0.0.1:0")},
@@ -161,4 +172,114 @@ func mcpCaller(b *testing.B, bin, socket, tool string, wantError bool, args ...s
 		}
 		return err
 	}
+}
+
+// lineCaller starts agentbridge-mcp and returns a function calling tool
+// through it with a minimal MCP client of its own (lineClient). Its cost is a
+// small fraction of the go-sdk client's, so what the benchmark measures is
+// the server (and the bridge behind it).
+func lineCaller(b *testing.B, bin, socket, tool string) func(ctx context.Context) error {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), bridgeEnv(socket, bridgeToken)...)
+	call, notify := lineClient(b, cmd)
+	_, err := call(b.Context(), "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	require.NoError(b, err)
+	require.NoError(b, notify(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	params := `{"name":"` + tool + `","arguments":{}}`
+	return func(ctx context.Context) error {
+		resp, err := call(ctx, "tools/call", params)
+		if err != nil {
+			return err
+		}
+		var r struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(resp, &r); err != nil || r.Result == nil || r.Result.IsError {
+			return fmt.Errorf("%s: %s", tool, resp)
+		}
+		return nil
+	}
+}
+
+// pipeEcho is the floor of a stdio hop: the same request lines, through the
+// same client, echoed by cat instead of answered by a server.
+func pipeEcho(b *testing.B) func(ctx context.Context) error {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("no cat:", err)
+	}
+	call, _ := lineClient(b, exec.Command(cat))
+	params := `{"name":"` + agentproto.ToolSnapshot + `","arguments":{}}`
+	return func(ctx context.Context) error {
+		_, err := call(ctx, "tools/call", params)
+		return err
+	}
+}
+
+// lineClient starts cmd and returns a JSON-RPC client over its stdin and
+// stdout, one message per line: call writes a request and waits for the line
+// with its id (a reader goroutine matches lines to callers), notify writes a
+// line as is.
+func lineClient(b *testing.B, cmd *exec.Cmd) (call func(ctx context.Context, method, params string) ([]byte, error), notify func(line string) error) {
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	var (
+		mu      sync.Mutex // guards next, waiting and writes to stdin
+		next    int
+		waiting = map[int]chan []byte{}
+	)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			var resp struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.ID == nil {
+				continue // a notification
+			}
+			mu.Lock()
+			ch := waiting[*resp.ID]
+			delete(waiting, *resp.ID)
+			mu.Unlock()
+			if ch != nil {
+				ch <- slices.Clone(sc.Bytes())
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	call = func(ctx context.Context, method, params string) ([]byte, error) {
+		ch := make(chan []byte, 1)
+		mu.Lock()
+		next++
+		id := next
+		waiting[id] = ch
+		line := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + "}\n"
+		_, err := io.WriteString(stdin, line)
+		mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case resp := <-ch:
+			return resp, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	notify = func(line string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		_, err := io.WriteString(stdin, line+"\n")
+		return err
+	}
+	return call, notify
 }
