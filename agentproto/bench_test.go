@@ -87,10 +87,11 @@ type runStats struct {
 	lat   []time.Duration
 	start time.Time
 	cpu   time.Duration
+	vcsw  int64
 }
 
 func (s *runStats) begin() {
-	s.start, s.cpu = time.Now(), processCPU()
+	s.start, s.cpu, s.vcsw = time.Now(), processCPU(), processSwitches()
 }
 
 func (s *runStats) merge(lat []time.Duration) {
@@ -103,6 +104,7 @@ func (s *runStats) report(b *testing.B) {
 	cpu, wall := processCPU()-s.cpu, time.Since(s.start)
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "req/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64(processSwitches()-s.vcsw)/float64(b.N), "vcsw/op")
 	if len(s.lat) > 0 {
 		slices.Sort(s.lat)
 		b.ReportMetric(float64(s.lat[len(s.lat)/2].Nanoseconds())/1e3, "p50-µs")

@@ -27,32 +27,42 @@ const (
 	EnvBridgePort           = "WEBOPERATOR_BRIDGE_PORT"
 )
 
-// DefaultMaxResponseSize is the largest frame a Client reads by default:
+// DefaultMaxResponseSize is the largest frame a [Client] reads by default:
 // the 64 MiB Chrome lets an extension send, plus room for the envelope.
 const DefaultMaxResponseSize = nativemsg.DefaultReadLimit + 64<<10
 
 // DefaultEventBuffer is a subscription's default buffer, in events.
 const DefaultEventBuffer = 256
 
-// ClientOptions configures a Client. Nil options mean all defaults.
+// ClientOptions configures a [Client]. Nil options mean all defaults.
 type ClientOptions struct {
 	// Token is sent with every request. Empty means the value of
 	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
 	Token string
-	// RequireSameUser makes Dial check, with the socket's peer
-	// credentials, that the server runs as the current user, and refuse
-	// to talk to it otherwise (so that a socket planted by someone else
-	// never sees the token). Linux only: elsewhere Dial fails when it is
-	// set.
-	RequireSameUser bool
+	// InsecureSkipPeerCheck turns off [Dial]'s check of the server's user.
+	// By default Dial reads the socket's peer credentials (SO_PEERCRED on
+	// Linux, LOCAL_PEERCRED on macOS and FreeBSD) and refuses a server
+	// that runs as another user with [ErrForeignPeer], before anything
+	// (the token above all) is written: a socket planted at the path by
+	// someone else never sees it. Where the credentials cannot be read
+	// (other systems), Dial fails with [ErrPeerCredentials] unless this is
+	// set. [NewClient] never checks: its caller vouches for the
+	// connection.
+	InsecureSkipPeerCheck bool
 	// MaxResponseSize is the largest frame read, in bytes. A larger one
-	// ends the connection. Zero means DefaultMaxResponseSize.
+	// ends the connection. Zero means [DefaultMaxResponseSize].
 	MaxResponseSize int
+	// MaxRequestSize is the largest request frame sent, in bytes: a larger
+	// request fails with a *[RequestSizeError] before anything is written,
+	// so the connection stays up (a server closes the connection after
+	// answering an oversized frame). Zero means [DefaultMaxRequestSize],
+	// the limit of this package's [Server] and of the reference host.
+	MaxRequestSize int
 	// Logger receives the client's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
 
-// Client is a connection to an agent protocol server (this package's Host,
+// Client is a connection to an agent protocol server (this package's [Host],
 // or the reference Node.js host). Many calls may be in flight at once,
 // from many goroutines: all its methods are safe for concurrent use.
 type Client struct {
@@ -61,12 +71,16 @@ type Client struct {
 	tokenLit []byte // `,"token":"…"` or nil
 	out      *wire.Queue
 	maxFrame int
+	maxReq   int
 
 	mu      sync.Mutex
 	pending map[uint64]*clientCall
 	nextID  uint64
 	err     error // why the connection ended; nil while it is up
-	subs    map[*Subscription]struct{}
+	// frameErr is the last error the server sent for no request: when
+	// the connection ends, it is the likely reason.
+	frameErr *RemoteError
+	subs     map[*Subscription]struct{}
 
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -80,7 +94,7 @@ type clientCall struct {
 }
 
 // SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
-// else DefaultSocketPath (on Windows, which has no shared /tmp, the
+// else [DefaultSocketPath] (on Windows, which has no shared /tmp, the
 // per-user %LOCALAPPDATA%\WebOperator\agent.sock).
 func SocketPath() string {
 	if p := os.Getenv(EnvSocket); p != "" {
@@ -89,8 +103,9 @@ func SocketPath() string {
 	return defaultSocketPath()
 }
 
-// Dial connects to the agent socket at path ("" means SocketPath()).
-// opts may be nil.
+// Dial connects to the agent socket at path ("" means [SocketPath]()).
+// Unless opts.InsecureSkipPeerCheck is set, it first checks that the
+// server runs as the current user (see [ClientOptions]). opts may be nil.
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = SocketPath()
@@ -100,8 +115,8 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 	if err != nil {
 		return nil, fmt.Errorf("agentproto: dial: %w", err)
 	}
-	if opts != nil && opts.RequireSameUser {
-		if err := checkPeerIsCurrentUser(nc); err != nil {
+	if opts == nil || !opts.InsecureSkipPeerCheck {
+		if err := checkPeerOwner(nc); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -109,7 +124,7 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 	return NewClient(nc, opts), nil
 }
 
-// NewClient returns a Client speaking the protocol over conn, which it
+// NewClient returns a [Client] speaking the protocol over conn, which it
 // owns from then on. opts may be nil.
 func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	var o ClientOptions
@@ -120,6 +135,7 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 		nc:       conn,
 		log:      o.Logger,
 		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		maxReq:   orDefault(o.MaxRequestSize, DefaultMaxRequestSize),
 		pending:  map[uint64]*clientCall{},
 		subs:     map[*Subscription]struct{}{},
 	}
@@ -167,12 +183,12 @@ var (
 // ctx's deadline becomes the request's timeoutMs (slightly shortened, so
 // that the bridge's own timeout error arrives first); without one the
 // bridge's default (60 s) applies. If ctx ends first, Call returns an
-// error matching ctx's error (and ErrTimeout for a deadline).
+// error matching ctx's error (and [ErrTimeout] for a deadline).
 //
-// An error reply is a *RemoteError; errors.Is matches it against
-// ErrUnauthorized, ErrExtensionOffline, ErrTimeout, ErrStreamClosed and
+// An error reply is a *[RemoteError]; errors.Is matches it against
+// [ErrUnauthorized], [ErrExtensionOffline], ErrTimeout, [ErrStreamClosed] and
 // the others. A lost connection fails every pending call with an error
-// matching ErrClosed.
+// matching [ErrClosed].
 func (c *Client) Call(ctx context.Context, typ string, payload any, result any) error {
 	res, buf, err := c.call(ctx, typ, payload)
 	if err != nil {
@@ -181,7 +197,7 @@ func (c *Client) Call(ctx context.Context, typ string, payload any, result any) 
 	return decodeResult(res, buf, result)
 }
 
-// call is Call up to the raw result, held by the returned buffer.
+// call is [Client.Call] up to the raw result, held by the returned buffer.
 func (c *Client) call(ctx context.Context, typ string, payload any) ([]byte, *wire.Buffer, error) {
 	raw, err := encodePayload(payload)
 	if err != nil {
@@ -276,7 +292,6 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = call
 	c.mu.Unlock()
 
 	var headBuf [128]byte
@@ -295,6 +310,17 @@ func (c *Client) do(ctx context.Context, typ string, payload []byte, timeout tim
 	}
 	tail = append(tail, c.tokenLit...)
 	tail = append(tail, '}')
+	if size := len(head) + len(payload) + len(tail); size > c.maxReq {
+		return nil, nil, &RequestSizeError{Size: size, Limit: c.maxReq}
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, nil, err
+	}
+	c.pending[id] = call
+	c.mu.Unlock()
 	if err := c.out.Send(head, payload, tail, nil, nil); err != nil {
 		c.forget(id)
 		c.mu.Lock()
@@ -388,9 +414,14 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	n, ok := parseCallID(id)
 	if !ok {
 		if msg, isErr := errorText(errMsg); isErr {
-			// A refusal of a frame as a whole (it has no id): nothing
-			// this client sends can cause one, so it is only logged.
+			// A refusal of a frame as a whole (it has no id), such as a
+			// server's answer to a frame over its size limit just before
+			// it closes the connection: if the connection ends, the
+			// pending calls fail with it, so their callers learn why.
 			c.log.Warn("agentproto: the bridge reported an error for no request", "error", msg)
+			c.mu.Lock()
+			c.frameErr = &RemoteError{Message: msg}
+			c.mu.Unlock()
 		}
 		buf.Release()
 		return
@@ -430,6 +461,9 @@ func (c *Client) shutdown(cause error) {
 		if cause == nil || errors.Is(cause, io.EOF) {
 			cause = io.EOF
 		}
+		if c.frameErr != nil {
+			cause = c.frameErr
+		}
 		c.err = fmt.Errorf("%w: %w", ErrClosed, cause)
 	}
 	pending := c.pending
@@ -449,7 +483,7 @@ func (c *Client) shutdown(cause error) {
 	c.nc.Close()
 }
 
-// Close closes the connection: pending calls fail with ErrClosed. It
+// Close closes the connection: pending calls fail with [ErrClosed]. It
 // waits for the client's goroutines to end. Close is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {

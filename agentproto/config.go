@@ -16,13 +16,13 @@ type Config struct {
 	// AllowUnauthenticated is WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1
 	// (exactly "1").
 	AllowUnauthenticated bool
-	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else DefaultSocketPath (on
+	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [DefaultSocketPath] (on
 	// Windows, %LOCALAPPDATA%\WebOperator\agent.sock).
 	SocketPath string
-	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else DefaultHTTPHost. Only
+	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else [DefaultHTTPHost]. Only
 	// loopback addresses are accepted.
 	HTTPHost string
-	// HTTPPort is WEBOPERATOR_BRIDGE_PORT, else DefaultHTTPPort.
+	// HTTPPort is WEBOPERATOR_BRIDGE_PORT, else [DefaultHTTPPort].
 	HTTPPort int
 }
 
@@ -31,9 +31,10 @@ func (c Config) HTTPAddr() string {
 	return net.JoinHostPort(c.HTTPHost, strconv.Itoa(c.HTTPPort))
 }
 
-// ServerOptions returns server options with the configured auth.
-func (c Config) ServerOptions() ServerOptions {
-	return ServerOptions{Token: c.Token, AllowUnauthenticated: c.AllowUnauthenticated}
+// ServerOptions returns new server options with the configured auth,
+// for [NewServer].
+func (c Config) ServerOptions() *ServerOptions {
+	return &ServerOptions{Token: c.Token, AllowUnauthenticated: c.AllowUnauthenticated}
 }
 
 // ConfigFromEnv reads the configuration with getenv (nil means

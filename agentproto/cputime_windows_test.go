@@ -19,3 +19,7 @@ func processCPU() time.Duration {
 	ticks := func(f syscall.Filetime) int64 { return int64(f.HighDateTime)<<32 | int64(f.LowDateTime) }
 	return time.Duration((ticks(kernel) + ticks(user)) * 100)
 }
+
+// processSwitches returns 0: Windows does not count a process's context
+// switches where this benchmark can read them.
+func processSwitches() int64 { return 0 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The exact error strings of the protocol. Agents match on them, so they
-// are part of the contract: a RemoteError carrying one of them matches the
+// are part of the contract: a [RemoteError] carrying one of them matches the
 // corresponding sentinel with errors.Is.
 const (
 	// MsgTokenNotConfigured refuses every request of a bridge started
@@ -47,8 +47,8 @@ const (
 	MsgShuttingDown = "Bridge is shutting down"
 )
 
-// Sentinel errors. A *RemoteError matches the first five by its message;
-// the client returns ErrClosed (wrapped with the cause) for calls on a
+// Sentinel errors. A *[RemoteError] matches the first five by its message;
+// the client returns [ErrClosed] (wrapped with the cause) for calls on a
 // closed or lost connection.
 var (
 	// ErrUnauthorized matches a refusal for a missing, wrong or
@@ -67,14 +67,18 @@ var (
 	ErrUnknownRequest = errors.New("agentproto: unknown request type")
 	// ErrTooManyRequests matches a refusal for too many requests in flight.
 	ErrTooManyRequests = errors.New("agentproto: too many requests in flight")
+	// ErrRequestFrameTooLarge matches a request frame over a size limit:
+	// the server's answer before it closes the connection, and the
+	// *[RequestSizeError] of a [Client] that refused to send it.
+	ErrRequestFrameTooLarge = errors.New("agentproto: request frame too large")
 	// ErrRequestTooLarge matches a refusal of a request too large for the
 	// extension link.
 	ErrRequestTooLarge = errors.New("agentproto: request too large for the extension link")
 
-	// ErrClosed is returned for calls on a closed Client, and (wrapped with
+	// ErrClosed is returned for calls on a closed [Client], and (wrapped with
 	// the cause) for calls pending when the connection was lost.
 	ErrClosed = errors.New("agentproto: connection closed")
-	// ErrServerClosed is returned by Server.Serve after Shutdown or Close.
+	// ErrServerClosed is returned by [Server.Serve] after Shutdown or Close.
 	ErrServerClosed = errors.New("agentproto: server closed")
 )
 
@@ -104,19 +108,23 @@ func (e *RemoteError) Is(target error) bool {
 		return strings.HasPrefix(m, MsgTooManyInFlightPrefix)
 	case ErrRequestTooLarge:
 		return strings.HasPrefix(m, MsgRequestTooLargePrefix)
+	case ErrRequestFrameTooLarge:
+		return strings.HasPrefix(m, msgRequestFramePrefix) && strings.Contains(m, msgRequestFrameLimit)
 	}
 	return false
 }
 
-// TimeoutError returns the error a bridge answers a timed-out request of
-// type typ with: "Bridge request timed out: <typ>".
-func TimeoutError(typ string) *RemoteError {
+// NewTimeoutError returns the error a bridge answers a timed-out request
+// of type typ with: "Bridge request timed out: <typ>". It matches
+// [ErrTimeout].
+func NewTimeoutError(typ string) *RemoteError {
 	return &RemoteError{Message: MsgTimeoutPrefix + typ}
 }
 
-// UnknownRequestError returns the extension's answer to a request of a
-// type it does not know: "Unknown bridge request: <typ>".
-func UnknownRequestError(typ string) *RemoteError {
+// NewUnknownRequestError returns the extension's answer to a request of a
+// type it does not know: "Unknown bridge request: <typ>". It matches
+// [ErrUnknownRequest].
+func NewUnknownRequestError(typ string) *RemoteError {
 	return &RemoteError{Message: MsgUnknownRequestPrefix + typ}
 }
 
@@ -135,6 +143,32 @@ var (
 	errUnauthorized     = &RemoteError{Message: MsgUnauthorized}
 	errTokenNotSet      = &RemoteError{Message: MsgTokenNotConfigured}
 	errLinkCongested    = &RemoteError{Message: MsgLinkCongested}
-	errInvalidType      = &RemoteError{Message: MsgInvalidType}
 	errShuttingDown     = &RemoteError{Message: MsgShuttingDown}
 )
+
+// The server's answer to a request frame over its limit: the prefix, the
+// size, msgRequestFrameLimit, the limit, " bytes".
+const (
+	msgRequestFramePrefix = "Request frame of "
+	msgRequestFrameLimit  = " bytes exceeds the limit of "
+)
+
+func requestFrameTooLarge(size, limit uint64) string {
+	return msgRequestFramePrefix + strconv.FormatUint(size, 10) + msgRequestFrameLimit + strconv.FormatUint(limit, 10) + " bytes"
+}
+
+// RequestSizeError is returned by [Client.Call], before anything is
+// written, for a request whose frame would exceed
+// [ClientOptions.MaxRequestSize]. Its message is the one a [Server]
+// answers such a frame with, and it matches [ErrRequestFrameTooLarge].
+type RequestSizeError struct {
+	Size  int // the frame's size in bytes
+	Limit int // the limit
+}
+
+func (e *RequestSizeError) Error() string {
+	return requestFrameTooLarge(uint64(e.Size), uint64(e.Limit))
+}
+
+// Is reports whether target is [ErrRequestFrameTooLarge].
+func (e *RequestSizeError) Is(target error) bool { return target == ErrRequestFrameTooLarge }

@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
 // A whole bridge in memory: the client talks to a server whose host
@@ -72,4 +77,66 @@ func ExampleTaskStatus_Final() {
 	// running false false
 	// stopped true true
 	// awaiting_confirm false true
+}
+
+// An agent: Dial the bridge the browser started, drive a tab, follow the
+// extension's events. (Compiled, not run: it needs a live bridge.)
+func ExampleDial() {
+	ctx := context.Background()
+	// WEBOPERATOR_AGENT_SOCKET and WEBOPERATOR_API_TOKEN; a socket whose
+	// server runs as another user is refused before the token is sent.
+	c, err := agentproto.Dial(ctx, "", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Navigate(ctx, agentproto.NavigateParams{URL: "https://example.com"}); err != nil {
+		log.Fatal(err) // errors.Is(err, agentproto.ErrExtensionOffline), ErrTimeout, ErrStreamClosed, …
+	}
+	snap, err := c.Snapshot(ctx, agentproto.SnapshotParams{}) // nodes with @eN refs
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := c.Click(ctx, agentproto.ClickParams{Ref: snap.Nodes[0].Ref})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if !res.OK() {
+		fmt.Println("click failed:", res.Result.Error) // a failed action is a result, not an error
+	}
+
+	events := c.Subscribe(nil) // task:update, task:step, … from the extension
+	defer events.Close()
+	for e := range events.Events() {
+		fmt.Println(e.Kind)
+	}
+}
+
+// A bridge, as examples/weboperator-host wires it: the browser's native
+// messaging port on stdio, agents on the Unix socket. (Compiled, not run:
+// it takes over stdio.)
+func ExampleNewServer() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	conn, err := nativemsg.OpenStdio(nil) // Chrome's port
+	if err != nil {
+		log.Fatal(err)
+	}
+	host := agentproto.NewHost(conn, nil) // bridge:hello, host-made ids, 1 MiB refusal
+	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: os.Getenv(agentproto.EnvToken)})
+	l, err := agentproto.ListenUnix(ctx, "") // 0600 from birth, never replaces a stranger's socket
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() {
+		// Serve retries EMFILE and the like itself: a return is for good.
+		if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}()
+	err = host.Run(ctx) // until the extension disconnects; every pending request then fails
+	srv.Shutdown(context.Background())
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Fatal(err)
+	}
 }

@@ -5,17 +5,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
 // HTTP API defaults.
@@ -36,23 +42,29 @@ const (
 	DefaultStreamBuffer = 256
 )
 
+// MsgBodyNotJSON is the HTTP API's answer (400) to a POST body that is
+// not JSON: the reference's words.
+const MsgBodyNotJSON = "Request body must be JSON"
+
 // HTTPOptions configures the HTTP compatibility API. Nil means defaults.
 type HTTPOptions struct {
 	// AllowedOrigins lists the browser origins allowed to call the API,
 	// "chrome-extension://<id>" (a trailing slash is ignored). Requests
 	// with any other Origin header are refused (403); requests without
-	// one (curl, programs) are not affected.
+	// one (curl, programs) are not affected. Empty entries ("" or "/", as
+	// from a host started without its origin argument) allow nothing: an
+	// empty, repeated or "/" Origin header is always refused.
 	AllowedOrigins []string
 	// MaxBodySize is the largest POST body read. Zero means
-	// DefaultMaxBodySize.
+	// [DefaultMaxBodySize].
 	MaxBodySize int64
 	// Heartbeat is the interval of event-stream heartbeats. Zero means
-	// DefaultHeartbeat.
+	// [DefaultHeartbeat].
 	Heartbeat time.Duration
 	// StreamBuffer is the number of events an event stream holds for a
 	// slow reader; when it overflows the stream ends (the client can
 	// reconnect and starts again from a fresh task.snapshot). Zero means
-	// DefaultStreamBuffer.
+	// [DefaultStreamBuffer].
 	StreamBuffer int
 	// Logger receives diagnostics. Nil means the server's.
 	Logger *slog.Logger
@@ -63,20 +75,28 @@ type HTTPOptions struct {
 //
 // Routes: GET /health; GET /v1/browser/snapshot and /screenshot; POST
 // /v1/browser/navigate, click, type, press, scroll and extract (the body
-// is the payload); GET /v1/tasks (list) and POST /v1/tasks (start); GET
-// /v1/tasks/{id} and /v1/tasks/{id}/trace (both tasks.get); POST
-// /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
-// /v1/tasks/{id}/events (Server-Sent Events). Results are the bodies of
-// 200 responses; errors are {"error": msg} with 400 (bad JSON), 401, 403,
-// 404 ("Unknown endpoint: M /path"), 405, 413, 415, or 500 for errors
-// from the bridge or the extension.
+// is the payload); GET /v1/tasks (list) and POST /v1/tasks or /v1/goal
+// (start); GET /v1/tasks/{id} and /v1/tasks/{id}/trace (both tasks.get);
+// POST /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
+// /v1/tasks/{id}/events (Server-Sent Events: task.snapshot as
+// {"taskId","task"}, task.error, the task's events, heartbeats as
+// {"at":ms}); GET /v1/tools (the [Tools] catalogue as function tools) and
+// POST /v1/tools/call ({"tool","arguments","timeoutMs"}, run with
+// [CallTool]). As in the reference, trailing slashes are ignored and task
+// ids are percent-decoded ("a%2Fb" is the task "a/b"). Results are the
+// bodies of 200 responses; errors are {"error": msg} with 400 (bad JSON,
+// an unknown tool, tool arguments that fail their schema, with "path"),
+// 401, 403, 404 ("Unknown endpoint: M /path"), 405, 413, 415, or 500 for
+// errors from the bridge or the extension.
 //
 // Unlike the reference it is secure by default: the token is required
 // (Authorization: Bearer <t> or X-WebOperator-Token: <t>; ?token= is
 // refused) on everything but /health; only loopback Host headers are
 // accepted, against DNS rebinding; browser Origins other than the allowed
-// extensions are refused; and POST bodies must be application/json, so a
-// web page cannot send one without a CORS preflight (CSRF).
+// extensions are refused (an empty one always); OPTIONS preflights are
+// refused; and a non-empty POST body must be application/json, so a web
+// page cannot send one without a CORS preflight (CSRF). An empty body is
+// accepted with any Content-Type: it carries nothing to forge.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	h := &httpAPI{srv: s}
 	if opts != nil {
@@ -89,7 +109,9 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		h.opts.Logger = s.log
 	}
 	for _, o := range h.opts.AllowedOrigins {
-		h.origins = append(h.origins, strings.TrimSuffix(o, "/"))
+		if o = strings.TrimSuffix(o, "/"); o != "" {
+			h.origins = append(h.origins, o)
+		}
 	}
 	return h
 }
@@ -126,13 +148,14 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusForbidden, "Host not allowed: the API answers only to loopback host names")
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+	if origin, ok := r.Header["Origin"]; ok && !h.originAllowed(origin) {
 		writeJSONError(w, http.StatusForbidden, "Origin not allowed")
 		return
 	}
-	if r.URL.Path == "/health" {
+	path := routePath(r)
+	if path == "/health" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			h.methodNotAllowed(w, r, "GET")
+			h.methodNotAllowed(w, r, path, "GET")
 			return
 		}
 		var buf [128]byte
@@ -143,7 +166,18 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, e.status, e.msg)
 		return
 	}
-	h.route(w, r)
+	h.route(w, r, path)
+}
+
+// routePath is the path requests are routed by, as the reference's: the
+// path as sent (still percent-encoded, so that an encoded "/" inside a
+// task id does not split it) without trailing slashes.
+func routePath(r *http.Request) string {
+	path := strings.TrimRight(r.URL.EscapedPath(), "/")
+	if path == "" {
+		return "/"
+	}
+	return path
 }
 
 // loopbackHost reports whether a Host header names this machine by a
@@ -164,14 +198,19 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func (h *httpAPI) originAllowed(origin string) bool {
-	origin = strings.TrimSuffix(origin, "/")
-	for _, o := range h.origins {
-		if o == origin {
-			return true
-		}
+// originAllowed reports whether the Origin header (all its values) names
+// an allowed origin. An empty origin ("", "/") is never allowed, whatever
+// the list holds: a host started without its origin argument must not
+// allow one by accident.
+func (h *httpAPI) originAllowed(values []string) bool {
+	if len(values) != 1 {
+		return false
 	}
-	return false
+	origin := strings.TrimSuffix(values[0], "/")
+	if origin == "" {
+		return false
+	}
+	return slices.Contains(h.origins, origin)
 }
 
 func (h *httpAPI) authorize(r *http.Request) *httpError {
@@ -204,13 +243,13 @@ func (h *httpAPI) authorize(r *http.Request) *httpError {
 	return nil
 }
 
-func (h *httpAPI) notFound(w http.ResponseWriter, r *http.Request) {
-	writeJSONError(w, http.StatusNotFound, "Unknown endpoint: "+r.Method+" "+r.URL.Path)
+func (h *httpAPI) notFound(w http.ResponseWriter, r *http.Request, path string) {
+	writeJSONError(w, http.StatusNotFound, "Unknown endpoint: "+r.Method+" "+path)
 }
 
-func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, path, allow string) {
 	w.Header().Set("Allow", allow)
-	writeJSONError(w, http.StatusMethodNotAllowed, "Method not allowed: "+r.Method+" "+r.URL.Path)
+	writeJSONError(w, http.StatusMethodNotAllowed, "Method not allowed: "+r.Method+" "+path)
 }
 
 var browserPosts = map[string]string{
@@ -223,12 +262,11 @@ var taskPosts = map[string]string{
 	"confirm": TypeTasksConfirm, "wait": TypeTasksWait,
 }
 
-func (h *httpAPI) route(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
+func (h *httpAPI) route(w http.ResponseWriter, r *http.Request, path string) {
 	switch {
 	case path == "/v1/browser/snapshot" || path == "/v1/browser/screenshot":
 		if r.Method != http.MethodGet {
-			h.methodNotAllowed(w, r, "GET")
+			h.methodNotAllowed(w, r, path, "GET")
 			return
 		}
 		payload, err := queryPayload(r)
@@ -244,10 +282,10 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/v1/browser/"):
 		typ, ok := browserPosts[strings.TrimPrefix(path, "/v1/browser/")]
 		if !ok {
-			h.notFound(w, r)
+			h.notFound(w, r, path)
 			return
 		}
-		body, ok := h.postBody(w, r)
+		body, ok := h.postBody(w, r, path)
 		if !ok {
 			return
 		}
@@ -262,42 +300,67 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request) {
 				h.forward(w, r, TypeTasksStart, body, 0)
 			}
 		default:
-			h.methodNotAllowed(w, r, "GET, POST")
+			h.methodNotAllowed(w, r, path, "GET, POST")
+		}
+	case path == "/v1/goal":
+		// The newest reference's alias of POST /v1/tasks.
+		body, ok := h.postBody(w, r, path)
+		if ok {
+			h.forward(w, r, TypeTasksStart, body, 0)
+		}
+	case path == "/v1/tools":
+		if r.Method != http.MethodGet {
+			h.methodNotAllowed(w, r, path, "GET")
+			return
+		}
+		writeJSON(w, toolsListing())
+	case path == "/v1/tools/call":
+		body, ok := h.postBody(w, r, path)
+		if ok {
+			h.callTool(w, r, body)
 		}
 	case strings.HasPrefix(path, "/v1/tasks/"):
-		h.routeTask(w, r, strings.TrimPrefix(path, "/v1/tasks/"))
+		h.routeTask(w, r, path)
 	default:
-		h.notFound(w, r)
+		h.notFound(w, r, path)
 	}
 }
 
-func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, rest string) {
-	id, action, _ := strings.Cut(rest, "/")
-	if id == "" || strings.Contains(action, "/") {
-		h.notFound(w, r)
+// routeTask serves /v1/tasks/{id} and /v1/tasks/{id}/{action}. The id is
+// percent-decoded, as the reference's decodeURIComponent does: "a%2Fb" is
+// the task "a/b".
+func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, path string) {
+	rawID, action, _ := strings.Cut(strings.TrimPrefix(path, "/v1/tasks/"), "/")
+	if rawID == "" || strings.Contains(action, "/") {
+		h.notFound(w, r, path)
+		return
+	}
+	id, err := url.PathUnescape(rawID)
+	if err != nil || !utf8.ValidString(id) {
+		writeJSONError(w, http.StatusBadRequest, "Task id is not a valid percent-encoded UTF-8 string")
 		return
 	}
 	idPayload := append(wire.AppendString([]byte(`{"id":`), id), '}')
 	switch action {
 	case "", "trace":
 		if r.Method != http.MethodGet {
-			h.methodNotAllowed(w, r, "GET")
+			h.methodNotAllowed(w, r, path, "GET")
 			return
 		}
 		h.forward(w, r, TypeTasksGet, idPayload, 0)
 	case "events":
 		if r.Method != http.MethodGet {
-			h.methodNotAllowed(w, r, "GET")
+			h.methodNotAllowed(w, r, path, "GET")
 			return
 		}
 		h.stream(w, r, id, idPayload)
 	default:
 		typ, ok := taskPosts[action]
 		if !ok {
-			h.notFound(w, r)
+			h.notFound(w, r, path)
 			return
 		}
-		body, ok := h.postBody(w, r)
+		body, ok := h.postBody(w, r, path)
 		if !ok {
 			return
 		}
@@ -360,36 +423,56 @@ func queryPayload(r *http.Request) ([]byte, error) {
 }
 
 // postBody refuses any method but POST, then reads the body as readBody.
-func (h *httpAPI) postBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (h *httpAPI) postBody(w http.ResponseWriter, r *http.Request, path string) ([]byte, bool) {
 	if r.Method != http.MethodPost {
-		h.methodNotAllowed(w, r, "POST")
+		h.methodNotAllowed(w, r, path, "POST")
 		return nil, false
 	}
 	return h.readBody(w, r)
 }
 
 // readBody reads a POST body as a JSON object ({} when empty).
+//
+// An empty body is accepted whatever its Content-Type (or none): the
+// reference's clients send control requests (stop, pause, resume, an
+// optional wait or extract body) without one, and the token header already
+// forces a CORS preflight, so an empty body adds no CSRF risk. A non-empty
+// body must be application/json, which a web page cannot send without a
+// preflight.
 func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	if r.ContentLength > h.opts.MaxBodySize {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, "Request body exceeds "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, "Request body exceeds "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
-		} else {
-			writeJSONError(w, http.StatusBadRequest, "Cannot read the request body")
+	var body []byte
+	if r.ContentLength != 0 {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		jsonType := err == nil && mt == "application/json"
+		if !jsonType && r.ContentLength > 0 {
+			writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+			return nil, false
 		}
-		return nil, false
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, "Request body exceeds "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
+			} else {
+				writeJSONError(w, http.StatusBadRequest, "Cannot read the request body")
+			}
+			return nil, false
+		}
+		if len(body) > 0 && !jsonType {
+			// A body of unknown length (chunked) that was not empty.
+			writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+			return nil, false
+		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return emptyObject, true
 	}
-	if err := wire.Valid(body); err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+	if wire.Valid(body) != nil {
+		writeJSONError(w, http.StatusBadRequest, MsgBodyNotJSON)
 		return nil, false
 	}
 	if body[skipJSONSpace(body)] != '{' {
@@ -478,16 +561,20 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 			return
 		}
 	} else {
+		// As the reference: the task wrapped with its id, or the error of
+		// tasks.get as a task.error event.
 		task, err := h.srv.call(ctx, TypeTasksGet, idPayload, 0)
+		data := wire.AppendString([]byte(`{"taskId":`), id)
 		var msg []byte
 		if err != nil {
-			status := []byte(`{"bridge":"online","extension":"online","error":`)
-			msg = sseEvent(nil, "bridge.status", append(wire.AppendString(status, err.Error()), '}'))
+			data = wire.AppendString(append(data, `,"error":`...), err.Error())
+			msg = sseEvent(nil, "task.error", append(data, '}'))
 		} else {
 			if task == nil {
 				task = nullResult
 			}
-			msg = sseEvent(nil, "task.snapshot", task)
+			data = append(append(data, `,"task":`...), task...)
+			msg = sseEvent(nil, "task.snapshot", append(data, '}'))
 		}
 		if ctx.Err() != nil || !send(msg) {
 			return
@@ -511,8 +598,8 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 				return
 			}
 		case now := <-heartbeat.C:
-			ts := strconv.AppendInt([]byte(`{"ts":`), now.UnixMilli(), 10)
-			if !send(sseEvent(nil, "heartbeat", append(ts, '}'))) {
+			at := strconv.AppendInt([]byte(`{"at":`), now.UnixMilli(), 10)
+			if !send(sseEvent(nil, "heartbeat", append(at, '}'))) {
 				return
 			}
 		}
@@ -537,4 +624,105 @@ func sseEvent(dst []byte, name string, data []byte) []byte {
 		data = rest
 	}
 	return append(dst, '\n')
+}
+
+// toolsListing is GET /v1/tools's body: the catalogue in the shape of the
+// reference's (OpenAI function tools).
+var toolsListing = sync.OnceValue(func() []byte {
+	type function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	var listing struct {
+		Tools []tool `json:"tools"`
+	}
+	for _, t := range Tools() {
+		listing.Tools = append(listing.Tools, tool{Type: "function", Function: function{t.Name, t.Description, t.InputSchema}})
+	}
+	b, err := json.Marshal(listing)
+	if err != nil {
+		panic("agentproto: tool listing: " + err.Error())
+	}
+	return b
+})
+
+// callTool serves POST /v1/tools/call: {"tool" (or "name"), "arguments"
+// (or "parameters" or "payload"), "timeoutMs"}, answered with the tool's
+// result.
+func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) {
+	var name string
+	args := make([]json.RawMessage, 3) // arguments, parameters, payload, in that order
+	var timeout time.Duration
+	err := strictjson.Fields(body, func(key, value []byte) error {
+		switch string(key) {
+		case "tool", "name":
+			var s string
+			if json.Unmarshal(value, &s) != nil {
+				return errors.New(string(key) + " must be a string")
+			}
+			if name == "" || string(key) == "tool" {
+				name = s
+			}
+		case "arguments":
+			args[0] = value
+		case "parameters":
+			args[1] = value
+		case "payload":
+			args[2] = value
+		case "timeoutMs":
+			var ms float64
+			if json.Unmarshal(value, &ms) != nil {
+				return errors.New("timeoutMs must be a number")
+			}
+			if ms > 0 {
+				timeout = clampMillis(ms, MaxGoalTimeout)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, "Invalid tool call: "+err.Error())
+		return
+	}
+	var toolArgs json.RawMessage
+	for _, a := range args {
+		if a != nil && string(a) != "null" {
+			toolArgs = a
+			break
+		}
+	}
+	ctx := r.Context()
+	if timeout > 0 && name != ToolExecuteGoal {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := CallTool(ctx, serverCaller{h.srv}, name, toolArgs, nil)
+	var argErr *ToolArgumentsError
+	switch {
+	case err == nil:
+		writeJSON(w, res.Result)
+	case errors.Is(err, ErrUnknownTool):
+		writeJSONError(w, http.StatusBadRequest, "Unknown tool: "+name)
+	case errors.As(err, &argErr):
+		path := argErr.Path
+		if path == "" {
+			path = "/"
+		}
+		msg := wire.AppendString([]byte(`{"error":`), "Invalid arguments for "+argErr.Tool+" at "+path+": "+argErr.Message)
+		msg = wire.AppendString(append(msg, `,"path":`...), argErr.Path)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(append(msg, '}', '\n'))
+	case r.Context().Err() != nil:
+		// the client is gone
+	default:
+		writeJSONError(w, http.StatusInternalServerError, err.Error())
+	}
 }

@@ -55,7 +55,7 @@ func TestHTTPAPI(t *testing.T) {
 			wantBody: `{"error":"Navigation failed"}`},
 		{name: "bad JSON is 400", method: "POST", target: "/v1/tasks", body: `{"goal":`,
 			headers: map[string]string{"Authorization": "Bearer tok", "Content-Type": "application/json"}, wantStatus: 400,
-			wantBody: `{"error":"unexpected end of JSON input"}`},
+			wantBody: `{"error":"Request body must be JSON"}`},
 		{name: "form posts refused (CSRF)", method: "POST", target: "/v1/tasks", body: `{"goal":"x"}`,
 			headers: map[string]string{"Authorization": "Bearer tok", "Content-Type": "text/plain"}, wantStatus: 415,
 			wantBody: `{"error":"Content-Type must be application/json"}`},
@@ -132,7 +132,8 @@ func TestHTTPEventStream(t *testing.T) {
 		assert.Equal(t, want, string(buf))
 	}
 	read(": connected\n\n")
-	read("event: task.snapshot\ndata: {\"id\":\"t1\",\"status\":\"running\"}\n\n")
+	// As the reference: the task wrapped with its id (issue 11, item 1).
+	read("event: task.snapshot\ndata: {\"taskId\":\"t1\",\"task\":{\"id\":\"t1\",\"status\":\"running\"}}\n\n")
 	require.NoError(t, b.Extension.Emit(json.RawMessage(`{"kind":"task:step","taskId":"other","step":{}}`)))
 	require.NoError(t, b.Extension.Emit(json.RawMessage(`{"kind":"task:update","task":{"id":"t1","status":"done"}}`)))
 	read("event: task.update\ndata: {\"kind\":\"task:update\",\"task\":{\"id\":\"t1\",\"status\":\"done\"}}\n\n")
@@ -157,7 +158,7 @@ func readFull(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error)
 func TestCloseAbandonsHTTPRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		entered := make(chan struct{})
-		srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+		srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
 			Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 				close(entered)
 				<-ctx.Done()
@@ -213,7 +214,7 @@ func TestHTTPEventStreamHeartbeat(t *testing.T) {
 		for i := 1; i <= 2; i++ {
 			got := <-w.chunks
 			assert.Equal(t, time.Duration(i)*15*time.Second, time.Since(start), "a heartbeat every 15 s")
-			assert.Equal(t, fmt.Sprintf("event: heartbeat\ndata: {\"ts\":%d}\n\n", time.Now().UnixMilli()), got)
+			assert.Equal(t, fmt.Sprintf("event: heartbeat\ndata: {\"at\":%d}\n\n", time.Now().UnixMilli()), got)
 		}
 		cancel()
 		<-served

@@ -75,7 +75,7 @@ func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
 	const n = 50
 	answered := make(chan struct{}, n)
 	var damaged atomic.Int32
-	srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+	srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
 		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			<-ctx.Done() // timed out
 			<-answered   // and the agent has the timeout's answer

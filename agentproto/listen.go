@@ -23,10 +23,10 @@ var (
 	// ErrSocketInUse is returned by ListenUnix when a live server of the
 	// same user keeps the path until ctx ends.
 	ErrSocketInUse = errors.New("agentproto: socket path is in use by a live server")
-	// ErrForeignPeer is returned by Dial with RequireSameUser when the
+	// ErrForeignPeer is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
 	// server runs as another user.
 	ErrForeignPeer = errors.New("agentproto: the server runs as another user")
-	// ErrPeerCredentials is returned by Dial with RequireSameUser when the
+	// ErrPeerCredentials is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
 	// peer's credentials cannot be read.
 	ErrPeerCredentials = errors.New("agentproto: cannot read the peer's credentials")
 )

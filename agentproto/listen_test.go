@@ -86,7 +86,7 @@ func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
 	assert.NoError(t, second.Close(), "Close is idempotent")
 }
 
-func TestDialRequireSameUser(t *testing.T) {
+func TestDialChecksServerUser(t *testing.T) {
 	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	l, err := agentproto.ListenUnix(t.Context(), path)
@@ -97,7 +97,7 @@ func TestDialRequireSameUser(t *testing.T) {
 			nc.Close()
 		}
 	}()
-	c, err := agentproto.Dial(t.Context(), path, &agentproto.ClientOptions{RequireSameUser: true})
+	c, err := agentproto.Dial(t.Context(), path, nil) // checks the server's user
 	require.NoError(t, err, "the server runs as this user")
 	c.Close()
 }

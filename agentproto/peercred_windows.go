@@ -62,9 +62,6 @@ func checkPeerOwner(conn net.Conn) error {
 	return nil
 }
 
-// checkPeerIsCurrentUser is the name client.go calls on every OS.
-func checkPeerIsCurrentUser(conn net.Conn) error { return checkPeerOwner(conn) }
-
 var errNoPeerPID = errors.New("SIO_AF_UNIX_GETPEERPID is not supported")
 
 // peerProcessUser returns the user SID of the process at the other end

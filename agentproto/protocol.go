@@ -54,7 +54,7 @@ const (
 )
 
 // Frame kinds. The extension and the host exchange only the four
-// "bridge:" kinds; agents receive events as KindEvent frames.
+// "bridge:" kinds; agents receive events as [KindEvent] frames.
 const (
 	KindHello    = "bridge:hello"
 	KindRequest  = "bridge:request"
@@ -78,7 +78,7 @@ type Request struct {
 	Token     string          `json:"token,omitempty"`
 }
 
-// Response is the reply to a Request. Exactly one of Result and Error is
+// Response is the reply to a [Request]. Exactly one of Result and Error is
 // meaningful: a reply with neither is a null result.
 type Response struct {
 	ID     json.RawMessage `json:"id,omitempty"`
@@ -101,7 +101,7 @@ type ExtensionRequest struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// ExtensionResponse is the extension's answer to an ExtensionRequest.
+// ExtensionResponse is the extension's answer to an [ExtensionRequest].
 // When HasError is false and Result is empty the result is null.
 type ExtensionResponse struct {
 	Kind   string          `json:"kind"` // KindResponse
@@ -142,6 +142,8 @@ func decodeRequest(data []byte, r *request) error {
 	var it wire.Members
 	it.Reset(data)
 	var seen uint8
+	var dup *duplicateMemberError
+	idTwice := false
 	for it.Next() {
 		m := it.Member()
 		key := wire.UnescapeKey(m)
@@ -149,7 +151,7 @@ func decodeRequest(data []byte, r *request) error {
 		switch string(key) {
 		case "id":
 			bit = 1
-			if !isEmptyID(m.Value) {
+			if seen&bit == 0 && !isEmptyID(m.Value) {
 				r.id = m.Value
 			}
 		case "type":
@@ -174,18 +176,29 @@ func decodeRequest(data []byte, r *request) error {
 			continue
 		}
 		if seen&bit != 0 {
-			// Drain to report a syntax error first, as a parser would.
-			for it.Next() {
+			// Refused, but the scan goes on: a syntax error later in the
+			// frame is reported first, as a parser would, and the
+			// refusal carries the request's id when it has one (a
+			// client waits for it by id).
+			if dup == nil {
+				dup = &duplicateMemberError{name: string(key)}
 			}
-			if err := it.Err(); err != nil {
-				return err
+			if bit == 1 {
+				idTwice = true
 			}
-			return &duplicateMemberError{name: string(key)}
+			continue
 		}
 		seen |= bit
 	}
 	if err := it.Err(); err != nil {
+		r.id = nil
 		return err
+	}
+	if dup != nil {
+		if idTwice {
+			r.id = nil // which one?
+		}
+		return dup
 	}
 	if r.typ != nil {
 		t, _ := wire.Unquote(r.typ)
@@ -224,7 +237,7 @@ func parseTimeout(v []byte) time.Duration {
 	return time.Duration(ms)
 }
 
-// ParseRequest decodes one agent request frame as a Server does: strictly
+// ParseRequest decodes one agent request frame as a [Server] does: strictly
 // (exact keys, a member named twice refused, a token that is not a string
 // is no token) and with the defaults of the protocol applied: a missing or
 // non-object payload becomes {}, and a missing, null or empty id stays

@@ -72,7 +72,7 @@ func TestScreenshotDecodesResult(t *testing.T) {
 			b := newBridge(t, &agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(
 				func(_ context.Context, r *agentprototest.Request) (any, error) {
 					if r.Type != agentproto.TypeScreenshot {
-						return nil, agentproto.UnknownRequestError(r.Type)
+						return nil, agentproto.NewUnknownRequestError(r.Type)
 					}
 					return json.RawMessage(tt.result), nil
 				})}})

@@ -24,11 +24,11 @@ import (
 
 // Server defaults.
 const (
-	// DefaultMaxRequestSize is the largest request frame a Server reads
+	// DefaultMaxRequestSize is the largest request frame a [Server] reads
 	// by default. A larger frame is answered with an error and ends the
 	// connection (the stream cannot be resynchronised). Requests between
 	// Chrome's 1 MiB limit and this size are answered with a clear error
-	// by the Host and the connection stays up.
+	// by the [Host] and the connection stays up.
 	DefaultMaxRequestSize = 4 << 20
 	// DefaultMaxInFlight is the default limit of requests in flight per
 	// client connection.
@@ -50,17 +50,17 @@ const readBufferSize = 32 << 10
 // (the extension sends up to 64 MiB).
 const maxReplySize = 1<<32 - 1
 
-// ServerOptions configures a Server. The zero value of each field is its
+// ServerOptions configures a [Server]. The zero value of each field is its
 // documented default.
 type ServerOptions struct {
 	// Extension receives every request the server does not answer itself.
 	// Nil means none: requests get the "not connected" error. If it
-	// implements EventSource, its events go to every client.
+	// implements [EventSource], its events go to every client.
 	Extension Extension
 
 	// Token is the API token every request must carry in its "token"
 	// member (compared in constant time). When empty, every request is
-	// refused with MsgTokenNotConfigured unless AllowUnauthenticated is set.
+	// refused with [MsgTokenNotConfigured] unless AllowUnauthenticated is set.
 	Token string
 	// AllowUnauthenticated lets requests through without a token when
 	// Token is empty (WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1). It has no
@@ -71,19 +71,19 @@ type ServerOptions struct {
 	// Zero means DefaultTimeout (60 s).
 	DefaultTimeout time.Duration
 	// MaxRequestSize is the largest request frame read, in bytes. Zero
-	// means DefaultMaxRequestSize.
+	// means [DefaultMaxRequestSize].
 	MaxRequestSize int
 	// MaxInFlight limits the requests in flight per connection; beyond it
 	// requests are answered at once with a "Too many requests in flight"
-	// error. Zero means DefaultMaxInFlight.
+	// error. Zero means [DefaultMaxInFlight].
 	MaxInFlight int
 	// MaxConnections limits the client connections served at once;
 	// beyond it a new connection gets an error frame and is closed. Zero
-	// means DefaultMaxConnections.
+	// means [DefaultMaxConnections].
 	MaxConnections int
 	// MaxQueuedBytes limits the bytes waiting to be written to one client
 	// before it is disconnected as too slow. Zero means
-	// DefaultMaxQueuedBytes.
+	// [DefaultMaxQueuedBytes].
 	MaxQueuedBytes int
 
 	// Logger receives the server's diagnostics. Nil means none. Messages
@@ -93,7 +93,7 @@ type ServerOptions struct {
 
 // Server serves the agent protocol on stream listeners (Unix sockets, or
 // in-memory pipes in tests): it authenticates requests, answers
-// bridge.health itself, forwards everything else to its Extension, and
+// bridge.health itself, forwards everything else to its [Extension], and
 // sends every event to every client.
 //
 // Its methods are safe for concurrent use.
@@ -114,16 +114,21 @@ type Server struct {
 	conns       map[*serverConn]struct{}
 	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
-	closing     bool        // Shutdown or Close called
-	closingFlag atomic.Bool // closing, for lock-free reads
+	closing     bool          // Shutdown or Close called
+	closed      chan struct{} // closed with closing
+	closingFlag atomic.Bool   // closing, for lock-free reads
 	inFlight    atomic.Int64
 
 	connWG sync.WaitGroup
 	fnWG   trackedGroup
 }
 
-// NewServer returns a Server configured by opts.
-func NewServer(opts ServerOptions) *Server {
+// NewServer returns a [Server] configured by opts. Nil opts mean all
+// defaults: no extension, and every request refused for want of a token.
+func NewServer(opts *ServerOptions) *Server {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
 	s := &Server{
 		ext:       opts.Extension,
 		log:       opts.Logger,
@@ -134,6 +139,7 @@ func NewServer(opts ServerOptions) *Server {
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
 		listeners: map[*net.Listener]struct{}{},
+		closed:    make(chan struct{}),
 		conns:     map[*serverConn]struct{}{},
 		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
@@ -163,8 +169,16 @@ func (s *Server) extension() Extension { return s.ext }
 func (s *Server) extensionOnline() bool { return s.ext != nil && s.ext.Online() }
 
 // Serve accepts connections on l and serves each in goroutines of its own
-// until Shutdown or Close, when it returns ErrServerClosed. Any other
-// error from Accept (after brief retries of temporary ones) is returned.
+// until Shutdown or Close, when it returns [ErrServerClosed].
+//
+// Like net/http's Server, Serve outlives a temporary failure of Accept:
+// when the process runs out of file descriptors (EMFILE, ENFILE), a
+// connection is aborted before it is accepted (ECONNABORTED), memory or
+// buffers run short, or the listener reports a timeout, Serve waits (5 ms,
+// doubling up to 1 s, reset by the next success) and accepts again, so a
+// burst of connections from other local processes can never take the
+// socket away for good. It returns only on a closed listener or a
+// permanent error, which the caller must treat as the end of the service.
 // Serve closes l when it returns. It may be called for several listeners.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
@@ -189,14 +203,19 @@ func (s *Server) Serve(l net.Listener) error {
 			if s.isClosing() {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTemporary) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
-				time.Sleep(backoff)
-				continue
+			if !temporaryAcceptError(err) {
+				return err
 			}
-			return err
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.closed:
+				t.Stop()
+				return ErrServerClosed
+			}
+			continue
 		}
 		backoff = 0
 		s.startConn(nc)
@@ -204,7 +223,32 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // errTemporary is what a listener's Accept may wrap to ask Serve to retry.
-var errTemporary = errors.New("temporary accept error")
+var errTemporary = errors.New("agentproto: temporary accept error")
+
+// temporaryAcceptError reports whether an Accept error may go away by
+// itself: the listener is still usable.
+func temporaryAcceptError(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	if errors.Is(err, errTemporary) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, errno := range temporaryAcceptErrnos {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	// What the platform itself calls temporary (syscall.Errno's
+	// Temporary: EINTR, EMFILE, ENFILE, ECONNRESET, ECONNABORTED, EAGAIN,
+	// ETIMEDOUT and their Windows counterparts).
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
+}
 
 func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
@@ -237,7 +281,7 @@ func (s *Server) startConn(nc net.Conn) {
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
-// new requests on open connections with MsgShuttingDown, waits until every
+// new requests on open connections with [MsgShuttingDown], waits until every
 // request in flight has been answered and the answers written, then closes
 // the connections. If ctx ends first, Shutdown closes everything as Close
 // does and returns ctx's error.
@@ -285,6 +329,9 @@ func isClosed(ch <-chan struct{}) bool {
 
 func (s *Server) beginClosing() {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.closed)
+	}
 	s.closing = true
 	s.closingFlag.Store(true)
 	for l := range s.listeners {
@@ -518,12 +565,20 @@ type serverConn struct {
 	calls    *Call // doubly linked list of calls in flight
 	inFlight int
 	closed   bool
+	// One timer per connection times its calls out: it is armed for the
+	// earliest deadline of its calls, and fails every overdue call when
+	// it fires. A call that ends in time leaves it alone, so a steady
+	// stream of calls arms no timer at all (a timer per call costs a
+	// thread wake-up per request on an otherwise idle timer heap).
+	timer   *time.Timer
+	timerAt time.Time // when timer fires; zero when it is not armed
 }
 
 func (c *serverConn) readLoop() {
 	defer c.close()
 	s := c.srv
-	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
+	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
 	var req request
 	for {
 		frame, buf, err := wire.ReadFrame(r)
@@ -532,7 +587,13 @@ func (c *serverConn) readLoop() {
 			switch {
 			case errors.As(err, &fse):
 				s.log.Warn("agentproto: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
-				c.pushError(nil, fmt.Sprintf("Request frame of %d bytes exceeds the limit of %d bytes", fse.Size, fse.Limit), nil)
+				c.pushError(nil, requestFrameTooLarge(fse.Size, uint64(fse.Limit)), nil)
+				// The client may still be writing the frame: reading it
+				// away lets its write end, and the error reach it, where
+				// closing with unread bytes would reset the connection.
+				if c.nc.SetReadDeadline(time.Now().Add(drainTimeout)) == nil {
+					io.CopyN(io.Discard, br, int64(fse.Size))
+				}
 				c.closeAfterFlush()
 				return
 			case errors.Is(err, nativemsg.ErrEmptyFrame):
@@ -548,19 +609,25 @@ func (c *serverConn) readLoop() {
 			return
 		}
 		if err := decodeRequest(frame, &req); err != nil {
-			c.pushError(nil, err.Error(), buf)
+			// req.id is set when the frame is valid JSON with one id.
+			c.pushError(req.id, err.Error(), buf)
 			continue
 		}
 		s.dispatch(c, &req, buf)
 	}
 }
 
-// closeAfterFlush waits briefly for queued frames to reach the client,
-// then closes the connection.
+// drainTimeout bounds the reading away of an oversized request frame.
+const drainTimeout = 2 * time.Second
+
+// closeAfterFlush waits briefly for queued frames to reach the client;
+// the caller then closes the connection.
 func (c *serverConn) closeAfterFlush() {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
 	select {
 	case <-c.out.Drained():
-	case <-time.After(time.Second):
+	case <-t.C:
 	}
 }
 
@@ -594,13 +661,58 @@ func (c *serverConn) admit(call *Call) *RemoteError {
 	}
 	c.inFlight++
 	c.srv.inFlight.Add(1)
-	call.startTimer()
+	c.armTimer(call)
 	call.next = c.calls
 	if c.calls != nil {
 		c.calls.prev = call
 	}
 	c.calls = call
 	return nil
+}
+
+// armTimer sets call's deadline and makes sure the connection's timer
+// fires by then. The caller holds c.mu.
+func (c *serverConn) armTimer(call *Call) {
+	now := time.Now()
+	call.deadline = now.Add(call.Timeout)
+	switch {
+	case c.timer == nil:
+		c.timer = time.AfterFunc(call.Timeout, c.expireCalls)
+	case c.timerAt.IsZero() || call.deadline.Before(c.timerAt):
+		c.timer.Reset(call.Timeout)
+	default:
+		return // it fires earlier, and then re-arms for this call
+	}
+	c.timerAt = call.deadline
+}
+
+// expireCalls runs when the connection's timer fires: it fails every call
+// whose deadline has passed, and re-arms the timer for the earliest
+// deadline left.
+func (c *serverConn) expireCalls() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	var overdue []*Call
+	var next time.Time
+	for call := c.calls; call != nil; call = call.next {
+		if !call.deadline.After(now) {
+			overdue = append(overdue, call)
+		} else if next.IsZero() || call.deadline.Before(next) {
+			next = call.deadline
+		}
+	}
+	c.timerAt = next
+	if !next.IsZero() {
+		c.timer.Reset(next.Sub(now))
+	}
+	c.mu.Unlock()
+	for _, call := range overdue {
+		call.expire()
+	}
 }
 
 func (c *serverConn) release(call *Call) {
@@ -672,6 +784,9 @@ func (c *serverConn) close() {
 		return
 	}
 	c.closed = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 	var abandoned []*Call
 	for call := c.calls; call != nil; call = call.next {
 		abandoned = append(abandoned, call)

@@ -32,11 +32,6 @@ func dialRaw(t *testing.T, b *agentprototest.Bridge) *rawAgent {
 	return &rawAgent{conn: nativemsg.NewConn(nc, nc, nc, &nativemsg.ConnOptions{ReadLimit: 1 << 26, WriteLimit: 1 << 26})}
 }
 
-func (a *rawAgent) send(t *testing.T, frame string) {
-	t.Helper()
-	require.NoError(t, a.conn.WriteMessage([]byte(frame)))
-}
-
 func (a *rawAgent) recv(t *testing.T) string {
 	t.Helper()
 	body, err := a.conn.ReadMessage(nil)
@@ -106,7 +101,13 @@ func TestAuth(t *testing.T) {
 		{"auth before unknown types", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"no.such"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
 		{"duplicate token refused", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"x","token":"s3cret"}`,
-			`{"error":"duplicate \"token\" member in request"}`},
+			`{"id":"a","error":"duplicate \"token\" member in request"}`},
+		{"duplicate type refused with the id that follows", agentproto.ServerOptions{Token: "s3cret"}, `{"type":"bridge.health","type":"x","token":"s3cret","id":7}`,
+			`{"id":7,"error":"duplicate \"type\" member in request"}`},
+		{"duplicate id refused without an id", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","id":"b","token":"s3cret"}`,
+			`{"error":"duplicate \"id\" member in request"}`},
+		{"syntax error after a duplicate", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","token":"x","token":"s3cret",}`,
+			`{"error":"invalid character '}' looking for beginning of object key string"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func strictBridge(t *testing.T) *agentprototest.Bridge {
 	hostEnd, browserEnd := nativemsg.Pipe()
 	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
 	host := agentproto.NewHost(hostEnd, nil)
-	srv := agentproto.NewServer(agentproto.ServerOptions{Extension: host})
+	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host})
 	l := agentprototest.NewListener()
 	var wg sync.WaitGroup
 	wg.Go(func() { host.Run(context.Background()) })
@@ -387,7 +388,6 @@ func TestHostIDsAreTheHostsOwn(t *testing.T) {
 
 func TestEventsGoToEveryClient(t *testing.T) {
 	b := newBridge(t, nil)
-	var clients []*agentproto.Client
 	var subs []*agentproto.Subscription
 	for range 3 {
 		c, err := b.Dial(t.Context(), nil)
@@ -395,7 +395,6 @@ func TestEventsGoToEveryClient(t *testing.T) {
 		defer c.Close()
 		_, err = c.Health(t.Context()) // the connection is being served
 		require.NoError(t, err)
-		clients = append(clients, c)
 		subs = append(subs, c.Subscribe(nil))
 	}
 	event := json.RawMessage(`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"ok","startedAt":1,"extra":{"kept":true}}}`)
@@ -642,7 +641,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 }
 
 func TestServeAfterCloseReturnsErrServerClosed(t *testing.T) {
-	srv := agentproto.NewServer(agentproto.ServerOptions{})
+	srv := agentproto.NewServer(&agentproto.ServerOptions{})
 	srv.Close()
 	assert.ErrorIs(t, srv.Serve(agentprototest.NewListener()), agentproto.ErrServerClosed)
 }
@@ -687,7 +686,7 @@ func TestShutdownContextExpires(t *testing.T) {
 }
 
 func TestExtensionFunc(t *testing.T) {
-	srv := agentproto.NewServer(agentproto.ServerOptions{AllowUnauthenticated: true,
+	srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
 		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			if typ == agentproto.TypeTasksWait {
 				<-ctx.Done() // canceled by the timeout

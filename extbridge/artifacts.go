@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"strings"
 )
@@ -30,7 +31,18 @@ func (h *Hub) serveArtifact(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	f, err := h.artifacts.Open(name)
+	// A FIFO or device would block the open (and hold an OS thread) until
+	// some other process writes to it: only regular files are opened, and
+	// the open itself is non-blocking in case the file was swapped between
+	// the stat and the open.
+	if info, err := h.artifacts.Stat(name); err != nil || !info.Mode().IsRegular() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			h.log.Debug("extbridge: artifact refused", "err", err)
+		}
+		http.NotFound(w, r)
+		return
+	}
+	f, err := h.artifacts.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			h.log.Debug("extbridge: artifact refused", "err", err)

@@ -22,7 +22,7 @@ func TestArtifacts(t *testing.T) {
 	require.NoError(t, os.Symlink("../secret.txt", filepath.Join(dir, "relescape.txt")))
 	require.NoError(t, os.Symlink("img/cat.png", filepath.Join(dir, "inside.png")))
 
-	h, err := NewHub(HubOptions{Token: testToken, ArtifactsDir: dir})
+	h, err := NewHub(&HubOptions{Token: testToken, ArtifactsDir: dir})
 	require.NoError(t, err)
 	defer h.Close()
 
@@ -70,7 +70,7 @@ func TestArtifacts(t *testing.T) {
 }
 
 func TestArtifactsAbsentWithoutDir(t *testing.T) {
-	h, err := NewHub(HubOptions{Token: testToken})
+	h, err := NewHub(&HubOptions{Token: testToken})
 	require.NoError(t, err)
 	defer h.Close()
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:52789/artifacts/x.png", nil)

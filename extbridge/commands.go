@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -100,10 +103,17 @@ func (h *Hub) Click(ctx context.Context, selector string) (*BrowserResult, error
 	return h.Command(ctx, BrowserCommand{Action: ActionClick, Selector: selector})
 }
 
+// TypeOptions configures [Hub.Type]. nil means all defaults.
+type TypeOptions struct {
+	// PressEnter presses Enter in the element after typing (submitting a
+	// search box, for example). Default false.
+	PressEnter bool
+}
+
 // Type replaces the value of the element matching selector with text, then
-// presses Enter when pressEnter is set.
-func (h *Hub) Type(ctx context.Context, selector, text string, pressEnter bool) (*BrowserResult, error) {
-	return h.Command(ctx, BrowserCommand{Action: ActionType, Selector: selector, Text: text, PressEnter: pressEnter})
+// presses Enter when opts.PressEnter is set. opts may be nil.
+func (h *Hub) Type(ctx context.Context, selector, text string, opts *TypeOptions) (*BrowserResult, error) {
+	return h.Command(ctx, BrowserCommand{Action: ActionType, Selector: selector, Text: text, PressEnter: opts != nil && opts.PressEnter})
 }
 
 // Read returns the text of the element matching selector (the body when
@@ -140,17 +150,23 @@ func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
 //
 // The command's timeout_ms is the time left until ctx's deadline, which
 // binds the hub too; without a deadline it is HubOptions.CommandTimeout and
-// the hub waits ReplyMargin longer. Errors: *NotConnectedError
-// (ErrNotConnected) when no extension is connected, *TimeoutError
-// (ErrTimeout), ErrDisconnected when the connection is lost or replaced
-// first, *CommandError when the extension reports a failure,
-// ErrInvalidResult for a result the hub cannot use, ErrClosed, or ctx's
+// the hub waits ReplyMargin longer. Errors: *[NotConnectedError]
+// ([ErrNotConnected]) when no extension is connected, *[TimeoutError]
+// ([ErrTimeout]), [ErrDisconnected] when the connection is lost or replaced
+// first, *[CommandError] when the extension reports a failure or when the
+// hub refuses the command before sending it ([ErrInvalidCommand]: a navigate
+// without an absolute URL of an allowed scheme, a click or type without a
+// selector),
+// [ErrInvalidResult] for a result the hub cannot use, [ErrClosed], or ctx's
 // error when it is cancelled. When the extension has stopped reading its
 // socket, Command may return up to HubOptions.WriteTimeout after ctx is
 // cancelled (the connection is then dropped as stalled).
 func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, error) {
 	if cmd.Action == "" {
 		return nil, errors.New("extbridge: browser command without action")
+	}
+	if err := h.validate(&cmd); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -214,6 +230,39 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// validate refuses, before anything goes on the wire, the commands the
+// extension would misread: it resolves a relative URL against its own
+// chrome-extension:// page and reports success, and an empty selector
+// for click or type has no element to act on.
+func (h *Hub) validate(cmd *BrowserCommand) error {
+	invalid := func(msg string) error {
+		return &CommandError{Action: cmd.Action, Message: msg, Invalid: true}
+	}
+	switch cmd.Action {
+	case ActionNavigate:
+		schemes := h.opts.NavigateSchemes
+		allowed := strings.Join(schemes, ", ")
+		if cmd.URL == "" {
+			return invalid("empty URL (allowed schemes: " + allowed + ")")
+		}
+		u, err := url.Parse(cmd.URL)
+		if err != nil || u.Scheme == "" {
+			return invalid("URL is not absolute: it needs a scheme (allowed: " + allowed + ")")
+		}
+		if !slices.Contains(schemes, strings.ToLower(u.Scheme)) {
+			return invalid("URL scheme " + strconv.Quote(truncate(u.Scheme, 32)) + " is not allowed (allowed: " + allowed + ")")
+		}
+		if (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
+			return invalid("URL has no host")
+		}
+	case ActionClick, ActionType:
+		if strings.TrimSpace(cmd.Selector) == "" {
+			return invalid("empty selector")
+		}
+	}
+	return nil
 }
 
 func (h *Hub) dropCall(call *pendingCall) {

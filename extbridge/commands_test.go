@@ -50,7 +50,7 @@ func TestBrowserActions(t *testing.T) {
 		assert.Equal(t, "Shop", res.Content)
 		_, err = e.hub.Click(ctx, "button.buy")
 		require.NoError(t, err)
-		_, err = e.hub.Type(ctx, "input[name=q]", "socks", true)
+		_, err = e.hub.Type(ctx, "input[name=q]", "socks", &TypeOptions{PressEnter: true})
 		require.NoError(t, err)
 		shot, err := e.hub.Screenshot(ctx)
 		require.NoError(t, err)
@@ -82,7 +82,10 @@ func TestCommandFrames(t *testing.T) {
 			map[string]any{"type": "browser_command", "action": "navigate", "url": "https://a/", "timeout_ms": 30000.0}},
 		{"read body omits selector", func(ctx context.Context, h *Hub) error { _, err := h.Read(ctx, ""); return err },
 			map[string]any{"type": "browser_command", "action": "read", "timeout_ms": 30000.0}},
-		{"type with enter", func(ctx context.Context, h *Hub) error { _, err := h.Type(ctx, "#q", "hi", true); return err },
+		{"type with enter", func(ctx context.Context, h *Hub) error {
+			_, err := h.Type(ctx, "#q", "hi", &TypeOptions{PressEnter: true})
+			return err
+		},
 			map[string]any{"type": "browser_command", "action": "type", "selector": "#q", "text": "hi", "press_enter": true, "timeout_ms": 30000.0}},
 		{"deadline sets timeout_ms", func(ctx context.Context, h *Hub) error {
 			ctx, cancel := context.WithTimeout(ctx, 7*time.Second)

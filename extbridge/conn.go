@@ -7,14 +7,17 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -32,12 +35,13 @@ const (
 var (
 	errHelloTimeout   = errors.New("hello timeout")
 	errHelloExpected  = errors.New("first frame is not browser_hello")
+	errHelloUTF8      = errors.New("browser_hello is not valid UTF-8")
 	errBadToken       = errors.New("authentication failed")
 	errReplaced       = errors.New("replaced by a newer connection")
 	errLiveness       = errors.New("liveness timeout: no pong")
 	errStalled        = errors.New("write failed or stalled")
-	errPeerClosed     = errors.New("connection closed by the extension")
 	errHandshakeState = errors.New("hub closed during handshake")
+	errAnotherBrowser = errors.New("another browser's extension is connected")
 )
 
 // extConn is one extension connection, from the upgrade to its end.
@@ -235,7 +239,11 @@ func (c *extConn) serve() {
 		c.terminate(err, closePolicy, false)
 		// The close handshake needs the reader; the writer is not running.
 		c.closeHandshake(closePolicy, closeReason(err))
-		h.log.Info("extbridge: handshake refused", "remote", c.info.RemoteAddr, "reason", err)
+		level := slog.LevelInfo
+		if errors.Is(err, errAnotherBrowser) {
+			level = slog.LevelDebug // logged once per episode in activate
+		}
+		h.log.Log(context.Background(), level, "extbridge: handshake refused", "remote", c.info.RemoteAddr, "reason", err)
 		return
 	}
 	c.readLoop()
@@ -266,6 +274,9 @@ func (c *extConn) handshake() error {
 	}
 	if typ != websocket.MessageText {
 		return errHelloExpected
+	}
+	if !utf8.Valid(data) {
+		return errHelloUTF8
 	}
 	var hello helloFrame
 	if err := strictjson.Unmarshal(data, &hello); err != nil || hello.Type != typeHello {
@@ -304,6 +315,19 @@ func (c *extConn) activate() error {
 		return errHandshakeState
 	}
 	old := h.cur.Load()
+	if old != nil {
+		if ok, logAttrs := h.admitReplacementLocked(old, c); !ok {
+			h.mu.Unlock()
+			c.wmu.Unlock()
+			if logAttrs != nil {
+				h.log.Warn("extbridge: another browser's extension is trying to connect; keeping the current one", logAttrs...)
+			}
+			return errAnotherBrowser
+		}
+	}
+	if old == nil {
+		h.flapLogged = false // a new episode starts with this connection
+	}
 	var oldFailed []*pendingCall
 	oldFirst := false
 	if old != nil {
@@ -312,6 +336,11 @@ func (c *extConn) activate() error {
 		oldFailed, oldFirst = old.endLocked(errReplaced, closeNormal)
 	}
 	c.authenticated.Store(true)
+	if tc, ok := c.raw.(*trackedConn); ok {
+		// The current connection is never evicted to make room for
+		// unauthenticated ones.
+		h.unauth.forget(tc)
+	}
 	h.cur.Store(c)
 	close(h.connected)
 	for _, id := range h.approvalSeq {
@@ -335,12 +364,57 @@ func (c *extConn) activate() error {
 	return nil
 }
 
+// admitReplacementLocked decides whether newcomer c may replace the
+// current connection old (h.mu held). With [ReplaceNewest], newest wins
+// unless replacements have exceeded ReplaceLimit within ReplaceWindow: two
+// browsers with the extension would otherwise replace each other forever,
+// failing every command in between. The current connection is then kept
+// and newcomers are refused for ReplaceCooldown. With [ReplaceKeepCurrent]
+// newcomers are always refused while a connection is current. Each episode
+// is logged once, with both versions: a refusal returns the attributes to
+// log (outside h.mu), nil when this episode was logged already.
+func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
+	now := time.Now()
+	refuse := func(why string) (bool, []any) {
+		if h.flapLogged {
+			return false, nil
+		}
+		h.flapLogged = true
+		return false, []any{"why", why, "current_version", old.info.Version, "newcomer_version", c.info.Version,
+			"newcomer_origin", c.info.Origin}
+	}
+	if h.opts.Replace == ReplaceKeepCurrent {
+		return refuse("keep current")
+	}
+	if now.Before(h.cooldownUntil) {
+		return refuse("reconnect storm")
+	}
+	window := now.Add(-h.opts.ReplaceWindow)
+	recent := h.replacements[:0]
+	for _, t := range h.replacements {
+		if t.After(window) {
+			recent = append(recent, t)
+		}
+	}
+	h.replacements = recent
+	if len(recent) >= h.opts.ReplaceLimit {
+		h.cooldownUntil = now.Add(h.opts.ReplaceCooldown)
+		h.replacements = h.replacements[:0]
+		h.flapLogged = false
+		return refuse("reconnect storm")
+	}
+	h.replacements = append(h.replacements, now)
+	h.flapLogged = false
+	return true, nil
+}
+
 func (c *extConn) readLoop() {
 	h := c.hub
 	for {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
-			c.terminate(errPeerClosed, closeNormal, false)
+			code, cause := c.readFailure(err)
+			c.terminate(cause, code, false)
 			h.log.Debug("extbridge: read ended", "err", err)
 			return
 		}
@@ -357,6 +431,42 @@ func (c *extConn) readLoop() {
 		}
 		c.dispatch(data)
 	}
+}
+
+// readFailure turns the error that ended the read loop into the cause the
+// failed commands and OnDisconnect report, and the close code to send: a
+// frame over the read limit is a *[FrameTooLargeError], a close frame from
+// the extension is a *[PeerClosedError], anything else (EOF, reset, a
+// protocol error) is reported with its own text.
+func (c *extConn) readFailure(err error) (websocket.StatusCode, error) {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return websocket.StatusMessageTooBig, &FrameTooLargeError{Limit: c.hub.opts.ReadLimit}
+	}
+	if code := websocket.CloseStatus(err); code != -1 {
+		return closeNormal, &PeerClosedError{Code: int(code)}
+	}
+	return closeNormal, &readError{err}
+}
+
+// readError is a read failure other than a close frame or an oversized
+// frame: the connection was lost (EOF, a reset) or the extension broke the
+// WebSocket protocol. It wraps the transport's error.
+type readError struct{ err error }
+
+func (e *readError) Error() string {
+	if connectionLost(e.err) {
+		return "connection lost: " + e.err.Error()
+	}
+	return "protocol error: " + e.err.Error()
+}
+
+func (e *readError) Unwrap() error { return e.err }
+
+// connectionLost reports whether err is the socket ending rather than bad
+// bytes on it.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func (c *extConn) touch() { c.lastSeen.Store(time.Now().UnixNano()) }
@@ -652,12 +762,18 @@ func closeReason(err error) string {
 		return "authentication failed"
 	case errors.Is(err, errHelloExpected):
 		return "expected browser_hello"
+	case errors.Is(err, errHelloUTF8):
+		return "browser_hello is not valid UTF-8"
+	case errors.Is(err, errAnotherBrowser):
+		return "another browser is connected"
 	case errors.Is(err, errReplaced):
 		return "replaced by a new connection"
 	case errors.Is(err, errLiveness):
 		return "liveness timeout"
 	case errors.Is(err, ErrClosed):
 		return "hub shutting down"
+	case errors.Is(err, ErrFrameTooLarge):
+		return "frame exceeds the read limit"
 	default:
 		return ""
 	}

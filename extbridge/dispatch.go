@@ -44,6 +44,12 @@ func (c *extConn) dispatch(data []byte) {
 		if msg.Content == "" && len(msg.Attachments) == 0 {
 			return
 		}
+		if msg.Content == ClearCommand && len(msg.Attachments) == 0 {
+			// The panel's "New chat" button: a new session, not a
+			// message for the agent.
+			c.newSession()
+			return
+		}
 		if err := b.UserMessage(c.ctx, msg); err != nil {
 			h.log.Warn("extbridge: user_message failed", "err", err)
 		}
@@ -91,14 +97,7 @@ func (c *extConn) dispatchBare(typ string) {
 		}
 		c.sendJSON(conversationsFrame{Type: typeConversations, Conversations: wire})
 	case typeNewSession:
-		snap, err := b.NewSession(c.ctx)
-		if err != nil {
-			h.log.Warn("extbridge: new_session failed", "err", err)
-		}
-		if snap == nil {
-			snap = &Snapshot{}
-		}
-		c.sendSnapshot(snap)
+		c.newSession()
 	case typeListHistory:
 		hist, err := b.ListHistory(c.ctx)
 		if err != nil {
@@ -136,6 +135,19 @@ func (c *extConn) dispatchBare(typ string) {
 	case typePing:
 		// Keep-alive of newer extensions; reading it refreshed liveness.
 	}
+}
+
+// newSession answers new_session and the panel's "/clear": the [Backend]
+// starts a fresh conversation and the panel gets its (empty) snapshot.
+func (c *extConn) newSession() {
+	snap, err := c.hub.opts.Backend.NewSession(c.ctx)
+	if err != nil {
+		c.hub.log.Warn("extbridge: new_session failed", "err", err)
+	}
+	if snap == nil {
+		snap = &Snapshot{}
+	}
+	c.sendSnapshot(snap)
 }
 
 func (c *extConn) sendSnapshot(s *Snapshot) {

@@ -6,25 +6,28 @@
 // ws://127.0.0.1:52789/ws and authenticates with a shared token in its first
 // frame. Through the hub the CLI then drives the user's real browser
 // (Navigate, Click, Type, Read, Screenshot, Tabs, Command), answers the
-// extension panel's frames through a Backend (conversations, history,
+// extension panel's frames through a [Backend] (conversations, history,
 // skills, models, mode), mirrors its chat as AG-UI events (Emit, RunTurn),
 // asks the user for approvals (RequestApproval, ResolveApproval), serves the
-// extension's tool requests (ToolHandler) and serves generated images under
+// extension's tool requests ([ToolHandler]) and serves generated images under
 // /artifacts/.
 //
 // # Quick start
 //
-//	token, _ := extbridge.NewToken() // copy it into the extension's options
-//	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: token})
+//	token, err := extbridge.NewToken() // copy it into the extension's options
 //	if err != nil { … }
-//	go hub.ListenAndServe() // 127.0.0.1:52789; or hub.Serve(listener)
+//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
+//	if err != nil { … }
 //	defer hub.Close()
+//	l, err := hub.Listen() // 127.0.0.1:52789; "address already in use" shows here
+//	if err != nil { … }
+//	go hub.Serve(l)
 //
 //	if err := hub.WaitConnected(ctx); err != nil { … }
 //	res, err := hub.Navigate(ctx, "https://example.com")
 //	fmt.Println(res.URL, res.Title)
 //
-// The Hub is also an http.Handler (routes /ws and /artifacts/) that can be
+// The [Hub] is also an http.Handler (routes /ws and /artifacts/) that can be
 // mounted on a program's own mux.
 //
 // # Connections
@@ -34,9 +37,18 @@
 // closes with 1008 (policy violation). A newcomer that fails or stays silent
 // never disturbs the current connection; a newly authenticated one replaces
 // it, the replaced connection's in-flight commands fail at once with
-// ErrDisconnected, and whatever it still sends is ignored. The hub pings every PingInterval and drops an extension
-// silent for LivenessTimeout. Frames that are not JSON objects with a type,
-// of unknown types, or malformed are ignored and the connection kept.
+// [ErrDisconnected], and whatever it still sends is ignored. Replacements are
+// damped: beyond [HubOptions.ReplaceLimit] in [HubOptions.ReplaceWindow]
+// (two browsers with the extension) the current connection is kept and
+// newcomers are refused for [HubOptions.ReplaceCooldown];
+// [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
+// and drops an extension silent for LivenessTimeout. The cause of a
+// disconnect is kept: [*FrameTooLargeError], [*PeerClosedError], or the
+// transport's error. Frames that are not JSON objects with a type, of
+// unknown types, malformed, or not valid UTF-8 are ignored and the
+// connection kept (a browser_result or tool_request with a readable id is
+// answered: its command fails, the tool request gets a failed result).
+// Browser commands are checked before they are sent ([ErrInvalidCommand]).
 //
 // # Limits
 //
@@ -46,10 +58,15 @@
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
 // extension is dropped. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB.
+// Serve holds at most MaxUnauthConns (64) connections that have not
+// authenticated (HTTP, WebSockets before their hello); beyond it a new one
+// evicts the oldest idle one, else the oldest, so that the extension's
+// reconnect always gets through. Idle HTTP connections close after
+// IdleTimeout (30 s).
 //
 // # Concurrency
 //
-// All methods of Hub and InputHistory are safe for concurrent use. Each
+// All methods of Hub and [InputHistory] are safe for concurrent use. Each
 // connection has one reader goroutine (the HTTP handler's), one writer and
 // one pinger; each tool request runs in its own goroutine. A browser command
 // is written by its caller when nothing is queued or being written (else
@@ -67,13 +84,15 @@
 // a well-formed id (pinned with ExtensionIDs); anything else gets 403
 // before the upgrade. A missing Origin is accepted as the protocol says, so
 // the token is the real guard: it is compared in constant time, an empty
-// one is refused, and NewToken makes 128-bit random ones. Inbound frames are
-// decoded strictly: duplicate and case-variant keys are refused, so the hub
-// never acts on a field the extension's JavaScript reads differently.
+// one is refused, and [NewToken] makes 128-bit random ones. Inbound frames are
+// decoded strictly: duplicate and case-variant keys and invalid UTF-8 are
+// refused, so the hub never acts on a field the extension's JavaScript
+// reads differently, nor on text repaired to U+FFFD.
 // Errors and logs never carry tokens or frame payloads. /artifacts/ is
 // read-only, unauthenticated (the user's own files) and confined to
 // ArtifactsDir by os.Root: "..", absolute paths and symbolic links leading
-// out are refused, directories are not listed, and files are served with
+// out are refused, only regular files are opened (a FIFO cannot block a
+// request), directories are not listed, and files are served with
 // nosniff and a sandboxing Content-Security-Policy. The extension's read
 // redaction is the extension's: treat page text as untrusted.
 package extbridge

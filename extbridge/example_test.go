@@ -2,6 +2,7 @@ package extbridge_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -13,7 +14,7 @@ import (
 // The hub serves on a loopback listener; here a scripted fake extension
 // from extbridgetest plays the browser.
 func Example() {
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func Example() {
 }
 
 func ExampleNotConnectedError() {
-	hub, err := extbridge.NewHub(extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -103,4 +104,34 @@ func ExampleToolHandlerFunc() {
 	res, _ := tools.HandleTool(context.Background(), &extbridge.ToolRequest{ID: "1", ToolName: "Echo", ToolArgs: `{"x":1}`})
 	fmt.Println(res.Success, res.Output)
 	// Output: true {"x":1}
+}
+
+// Listen reports a busy port before serving, and Addr is valid after it.
+// Commands the extension would misread are refused before they are sent.
+func ExampleHub_Listen() {
+	token, err := extbridge.NewToken() // the user copies it into the extension's options
+	if err != nil {
+		log.Fatal(err)
+	}
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token, Addr: "127.0.0.1:0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	l, err := hub.Listen() // "address already in use" is reported here
+	if err != nil {
+		log.Fatal(err)
+	}
+	go hub.Serve(l)
+	fmt.Println("listening:", hub.Addr() != nil)
+
+	ctx := context.Background()
+	_, err = hub.Navigate(ctx, "https://example.com/")
+	fmt.Println(errors.Is(err, extbridge.ErrNotConnected))
+	_, err = hub.Navigate(ctx, "example.com")
+	fmt.Println(errors.Is(err, extbridge.ErrInvalidCommand), err)
+	// Output:
+	// listening: true
+	// true
+	// true extbridge: invalid navigate command: URL is not absolute: it needs a scheme (allowed: http, https, file, about, data)
 }

@@ -135,7 +135,7 @@ func TestOrigins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := NewHub(HubOptions{Token: testToken, ExtensionIDs: tt.opts.ExtensionIDs, RequireOrigin: tt.opts.RequireOrigin})
+			h, err := NewHub(&HubOptions{Token: testToken, ExtensionIDs: tt.opts.ExtensionIDs, RequireOrigin: tt.opts.RequireOrigin})
 			require.NoError(t, err)
 			defer h.Close()
 			r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:52789/ws", nil)
@@ -167,7 +167,7 @@ func TestOriginRefusedBeforeUpgrade(t *testing.T) {
 }
 
 func TestLoopbackOnly(t *testing.T) {
-	h, err := NewHub(HubOptions{Token: testToken, ArtifactsDir: t.TempDir()})
+	h, err := NewHub(&HubOptions{Token: testToken, ArtifactsDir: t.TempDir()})
 	require.NoError(t, err)
 	defer h.Close()
 	tests := []struct {

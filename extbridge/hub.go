@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,23 +38,28 @@ type Hub struct {
 	tokenHash [sha256.Size]byte
 	log       *slog.Logger
 	artifacts *os.Root // nil when no ArtifactsDir
+	unauth    *unauthConns
 	srv       *http.Server
 	port      atomic.Int32 // for the not-connected wording
 
 	cur atomic.Pointer[extConn] // the current authenticated connection
 
-	mu           sync.Mutex
-	closed       bool        // Close or Shutdown began: no new connections or calls
-	closedFlag   atomic.Bool // closed, for hot paths that take no lock
-	conns        map[*extConn]struct{}
-	connected    chan struct{} // closed while a connection is current
-	calls        map[string]*pendingCall
-	approvals    map[string]*pendingApproval
-	approvalSeq  []string // pending approval ids in request order
-	turns        map[*Turn]struct{}
-	listeners    []net.Listener
-	events       []func() // OnConnect/OnDisconnect calls not yet made
-	eventsActive bool
+	mu          sync.Mutex
+	closed      bool        // Close or Shutdown began: no new connections or calls
+	closedFlag  atomic.Bool // closed, for hot paths that take no lock
+	conns       map[*extConn]struct{}
+	connected   chan struct{} // closed while a connection is current
+	calls       map[string]*pendingCall
+	approvals   map[string]*pendingApproval
+	approvalSeq []string // pending approval ids in request order
+	turns       map[*Turn]struct{}
+	listeners   []net.Listener
+	// Replacement damping (admitReplacementLocked).
+	replacements  []time.Time // recent replacements, within ReplaceWindow
+	cooldownUntil time.Time   // newcomers are refused until then
+	flapLogged    bool        // the current refusal episode was logged
+	events        []func()    // OnConnect/OnDisconnect calls not yet made
+	eventsActive  bool
 
 	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
 	done chan struct{}  // closed by Close
@@ -70,18 +76,19 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// NewHub returns a Hub configured by opts. It fails when opts.Token is
-// empty, when a limit is negative, when Addr is not a loopback address, or
+// NewHub returns a [Hub] configured by opts. It fails when opts is nil or
+// opts.Token is empty, when a limit is negative, when Addr is not a loopback address, or
 // when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
 // must be closed with Close or Shutdown once it has served.
-func NewHub(opts HubOptions) (*Hub, error) {
-	if opts.Token == "" {
+func NewHub(opts *HubOptions) (*Hub, error) {
+	if opts == nil || opts.Token == "" {
 		return nil, errors.New("extbridge: empty token: set HubOptions.Token (NewToken makes one)")
 	}
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
 		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
-		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 {
+		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 ||
+		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 || opts.ReplaceCooldown < 0 {
 		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
 	}
 	o := opts.withDefaults()
@@ -91,6 +98,9 @@ func NewHub(opts HubOptions) (*Hub, error) {
 	}
 	if !isLoopbackHost(host) {
 		return nil, fmt.Errorf("extbridge: address %q is not a loopback address", o.Addr)
+	}
+	if o.Replace != ReplaceNewest && o.Replace != ReplaceKeepCurrent {
+		return nil, fmt.Errorf("extbridge: unknown replace policy %q", o.Replace)
 	}
 	for _, id := range o.ExtensionIDs {
 		if !validExtensionID(id) {
@@ -107,6 +117,7 @@ func NewHub(opts HubOptions) (*Hub, error) {
 		approvals: map[string]*pendingApproval{},
 		turns:     map[*Turn]struct{}{},
 		done:      make(chan struct{}),
+		unauth:    newUnauthConns(o.MaxUnauthConns),
 	}
 	if p, err := strconv.Atoi(port); err == nil {
 		h.port.Store(int32(p))
@@ -121,7 +132,9 @@ func NewHub(opts HubOptions) (*Hub, error) {
 	h.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
+		ConnState:         h.unauth.connState,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	return h, nil
@@ -147,24 +160,65 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ListenAndServe listens on HubOptions.Addr and serves the hub until
-// Shutdown or Close, after which it returns ErrServerClosed.
-func (h *Hub) ListenAndServe() error {
-	if h.isClosed() {
-		return ErrServerClosed
+// Listen binds [HubOptions.Addr] and returns the listener for [Hub.Serve]. The
+// bind error (address in use, …) is returned here, and Addr is valid as
+// soon as Listen returns, so that a program can print the address or fail
+// before it starts serving in another goroutine:
+//
+//	l, err := hub.Listen()
+//	if err != nil {
+//		return err
+//	}
+//	go hub.Serve(l)
+//
+// The listener belongs to the hub: Close and Shutdown close it, whether or
+// not Serve was called.
+func (h *Hub) Listen() (net.Listener, error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, ErrServerClosed
 	}
 	l, err := net.Listen("tcp", h.opts.Addr)
 	if err != nil {
-		return fmt.Errorf("extbridge: %w", err)
+		return nil, fmt.Errorf("extbridge: %w", err)
+	}
+	if err := h.register(l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// ListenAndServe listens on HubOptions.Addr and serves the hub until
+// Shutdown or Close, after which it returns [ErrServerClosed]. Use [Hub.Listen]
+// and [Hub.Serve] to learn the bound address or the bind error before serving.
+func (h *Hub) ListenAndServe() error {
+	l, err := h.Listen()
+	if err != nil {
+		return err
 	}
 	return h.Serve(l)
 }
 
 // Serve serves the hub on l until Shutdown or Close, after which it returns
-// ErrServerClosed. l must be a loopback TCP listener (or a listener whose
+// [ErrServerClosed]. l must be a loopback TCP listener (or a listener whose
 // address is not TCP, such as an in-memory one). Serve takes ownership of l
 // and closes it.
 func (h *Hub) Serve(l net.Listener) error {
+	if err := h.register(l); err != nil {
+		return err
+	}
+	err := h.srv.Serve(&limitListener{Listener: l, set: h.unauth})
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// register checks that l is loopback and records it (once), for Addr and
+// for Close. It closes l when it refuses it.
+func (h *Hub) register(l net.Listener) error {
 	if tcp, ok := l.Addr().(*net.TCPAddr); ok {
 		if !tcp.IP.IsLoopback() {
 			l.Close()
@@ -173,22 +227,19 @@ func (h *Hub) Serve(l net.Listener) error {
 		h.port.Store(int32(tcp.Port))
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		l.Close()
 		return ErrServerClosed
 	}
-	h.listeners = append(h.listeners, l)
-	h.mu.Unlock()
-	err := h.srv.Serve(l)
-	if errors.Is(err, http.ErrServerClosed) {
-		return ErrServerClosed
+	if !slices.Contains(h.listeners, l) {
+		h.listeners = append(h.listeners, l)
 	}
-	return err
+	return nil
 }
 
 // Addr returns the address of the first listener the hub serves on, or nil
-// before Serve or ListenAndServe has started. With Addr "127.0.0.1:0" it
+// before Listen, Serve or ListenAndServe. With Addr "127.0.0.1:0" it
 // tells the port the system chose.
 func (h *Hub) Addr() net.Addr {
 	h.mu.Lock()
@@ -213,7 +264,7 @@ func (h *Hub) Extension() (ConnInfo, bool) {
 }
 
 // WaitConnected blocks until an authenticated extension is connected, ctx
-// is done, or the hub is closed (ErrClosed).
+// is done, or the hub is closed ([ErrClosed]).
 func (h *Hub) WaitConnected(ctx context.Context) error {
 	for {
 		h.mu.Lock()
@@ -236,10 +287,10 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 }
 
 // Shutdown stops the hub gracefully: it stops accepting connections, fails
-// pending approvals with ErrClosed, waits for in-flight browser commands and
+// pending approvals with [ErrClosed], waits for in-flight browser commands and
 // tool requests, closes the extension connection with 1001 (going away) and
 // waits for every goroutine. When ctx ends first it closes the hub at once
-// (as Close) and returns ctx's error. Serve then returns ErrServerClosed.
+// (as Close) and returns ctx's error. Serve then returns [ErrServerClosed].
 func (h *Hub) Shutdown(ctx context.Context) error {
 	h.beginClose()
 	err := h.srv.Shutdown(ctx)
@@ -289,7 +340,7 @@ func (h *Hub) waitIdle(ctx context.Context) error {
 }
 
 // Close stops the hub at once: listeners and connections are closed,
-// pending commands and approvals fail with ErrClosed, and Close waits for
+// pending commands and approvals fail with [ErrClosed], and Close waits for
 // every goroutine the hub started. Close is idempotent.
 func (h *Hub) Close() error {
 	h.beginClose()
@@ -297,6 +348,12 @@ func (h *Hub) Close() error {
 	h.once.Do(func() {
 		close(h.done)
 		err = h.srv.Close()
+		// A listener from Listen that Serve never took.
+		h.mu.Lock()
+		for _, l := range h.listeners {
+			l.Close()
+		}
+		h.mu.Unlock()
 		h.terminateAll(true)
 		h.wg.Wait()
 		if h.artifacts != nil {
@@ -337,12 +394,6 @@ func (h *Hub) beginClose() {
 	for _, a := range approvals {
 		a.finish(approvalOutcome{err: ErrClosed})
 	}
-}
-
-func (h *Hub) isClosed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.closed
 }
 
 // notify queues a callback and makes sure one goroutine runs the queue in

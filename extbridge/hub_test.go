@@ -20,20 +20,21 @@ import (
 func TestNewHubOptions(t *testing.T) {
 	tests := []struct {
 		name string
-		opts HubOptions
+		opts *HubOptions
 		ok   bool
 	}{
-		{"defaults", HubOptions{Token: "t"}, true},
-		{"empty token", HubOptions{}, false},
-		{"negative timeout", HubOptions{Token: "t", HelloTimeout: -1}, false},
-		{"negative limit", HubOptions{Token: "t", ReadLimit: -1}, false},
-		{"public address", HubOptions{Token: "t", Addr: "0.0.0.0:52789"}, false},
-		{"lan address", HubOptions{Token: "t", Addr: "192.168.1.2:52789"}, false},
-		{"no port", HubOptions{Token: "t", Addr: "127.0.0.1"}, false},
-		{"localhost", HubOptions{Token: "t", Addr: "localhost:0"}, true},
-		{"ipv6 loopback", HubOptions{Token: "t", Addr: "[::1]:0"}, true},
-		{"bad pinned id", HubOptions{Token: "t", ExtensionIDs: []string{"../x"}}, false},
-		{"missing artifacts dir", HubOptions{Token: "t", ArtifactsDir: "/nonexistent/dir"}, false},
+		{"defaults", &HubOptions{Token: "t"}, true},
+		{"nil options", nil, false},
+		{"empty token", &HubOptions{}, false},
+		{"negative timeout", &HubOptions{Token: "t", HelloTimeout: -1}, false},
+		{"negative limit", &HubOptions{Token: "t", ReadLimit: -1}, false},
+		{"public address", &HubOptions{Token: "t", Addr: "0.0.0.0:52789"}, false},
+		{"lan address", &HubOptions{Token: "t", Addr: "192.168.1.2:52789"}, false},
+		{"no port", &HubOptions{Token: "t", Addr: "127.0.0.1"}, false},
+		{"localhost", &HubOptions{Token: "t", Addr: "localhost:0"}, true},
+		{"ipv6 loopback", &HubOptions{Token: "t", Addr: "[::1]:0"}, true},
+		{"bad pinned id", &HubOptions{Token: "t", ExtensionIDs: []string{"../x"}}, false},
+		{"missing artifacts dir", &HubOptions{Token: "t", ArtifactsDir: "/nonexistent/dir"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestNewToken(t *testing.T) {
 }
 
 func TestServeRefusesNonLoopbackListener(t *testing.T) {
-	h, err := NewHub(HubOptions{Token: testToken})
+	h, err := NewHub(&HubOptions{Token: testToken})
 	require.NoError(t, err)
 	defer h.Close()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,7 +77,7 @@ type addrListener struct {
 func (l *addrListener) Addr() net.Addr { return l.addr }
 
 func TestListenAndServeAndAddr(t *testing.T) {
-	h, err := NewHub(HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- h.ListenAndServe() }()
@@ -165,7 +166,7 @@ func TestCloseEndsEverything(t *testing.T) {
 // TestNotConnectedPortWhenMounted: a hub mounted on the program's own server
 // names the port the extension actually reached, not HubOptions.Addr's.
 func TestNotConnectedPortWhenMounted(t *testing.T) {
-	h, err := NewHub(HubOptions{Token: testToken})
+	h, err := NewHub(&HubOptions{Token: testToken})
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -183,4 +184,46 @@ func TestNotConnectedPortWhenMounted(t *testing.T) {
 	require.Eventually(t, func() bool { return !h.Connected() }, 5*time.Second, time.Millisecond)
 	_, err = h.Tabs(t.Context())
 	assert.EqualError(t, err, "no browser extension connected on port "+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+// Listen reports the bind error at once and makes Addr valid before Serve.
+func TestListenThenServe(t *testing.T) {
+	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	l, err := h.Listen()
+	require.NoError(t, err)
+	require.NotNil(t, h.Addr(), "Addr is valid as soon as Listen returns")
+	assert.Equal(t, l.Addr().String(), h.Addr().String())
+
+	// A second hub on the same address learns the bind error from Listen.
+	h2, err := NewHub(&HubOptions{Token: testToken, Addr: h.Addr().String()})
+	require.NoError(t, err)
+	_, err = h2.Listen()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "address already in use")
+	assert.Nil(t, h2.Addr())
+	require.NoError(t, h2.Close())
+
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(l) }()
+	ext, err := extbridgetest.Dial(t.Context(), "ws://"+h.Addr().String()+"/ws", &extbridgetest.Options{Token: testToken, Browser: extbridgetest.NewBrowser()})
+	require.NoError(t, err)
+	defer ext.Close()
+	_, err = h.Navigate(t.Context(), "https://a.example/")
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	assert.ErrorIs(t, <-served, ErrServerClosed)
+}
+
+// A listener from Listen that was never served is closed by Close.
+func TestListenWithoutServeClosed(t *testing.T) {
+	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	require.NoError(t, err)
+	l, err := h.Listen()
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	_, err = l.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed)
+	_, err = h.Listen()
+	assert.ErrorIs(t, err, ErrServerClosed)
 }

@@ -34,7 +34,7 @@ func newEnv(t *testing.T, opts HubOptions) *env {
 	if opts.Token == "" {
 		opts.Token = testToken
 	}
-	h, err := NewHub(opts)
+	h, err := NewHub(&opts)
 	require.NoError(t, err)
 	ln := extbridgetest.NewListener()
 	served := make(chan error, 1)
@@ -110,7 +110,7 @@ func newTCPEnv(t testing.TB, opts HubOptions) *tcpEnv {
 	if opts.Token == "" {
 		opts.Token = testToken
 	}
-	h, err := NewHub(opts)
+	h, err := NewHub(&opts)
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -3,10 +3,12 @@ package extbridge
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Defaults of HubOptions. A zero field means its default.
+// Defaults of [HubOptions]. A zero field means its default.
 const (
 	DefaultAddr                = "127.0.0.1:52789"
 	DefaultHelloTimeout        = 5 * time.Second
@@ -20,9 +22,31 @@ const (
 	DefaultReplyMargin         = 5 * time.Second
 	DefaultToolApprovalTimeout = 5 * time.Minute
 	DefaultMaxConcurrentTools  = 16
+	DefaultIdleTimeout         = 30 * time.Second
+	DefaultMaxUnauthConns      = 64
+	DefaultReplaceLimit        = 3
+	DefaultReplaceWindow       = 10 * time.Second
+	DefaultReplaceCooldown     = 60 * time.Second
 )
 
-// HubOptions configures a Hub. The zero value of every field is a documented
+// ReplacePolicy says what happens when an extension authenticates while
+// another connection is current.
+type ReplacePolicy string
+
+const (
+	// ReplaceNewest lets the newcomer replace the current connection, as
+	// the protocol says, damped against two browsers replacing each other
+	// (see HubOptions.ReplaceLimit). The default ("").
+	ReplaceNewest ReplacePolicy = ""
+	// ReplaceKeepCurrent keeps the current connection and refuses
+	// newcomers with 1008 "another browser is connected" until it ends.
+	ReplaceKeepCurrent ReplacePolicy = "keep-current"
+)
+
+// defaultNavigateSchemes are the URL schemes Navigate accepts by default.
+var defaultNavigateSchemes = []string{"http", "https", "file", "about", "data"}
+
+// HubOptions configures a [Hub]. The zero value of every field is a documented
 // default; only Token is required.
 type HubOptions struct {
 	// Token is the shared secret the extension must present in its
@@ -74,6 +98,29 @@ type HubOptions struct {
 	// 5 s. (With a deadline, the deadline is binding for both sides.)
 	ReplyMargin time.Duration
 
+	// Replace selects what an authenticated newcomer does to the current
+	// connection. Default [ReplaceNewest].
+	Replace ReplacePolicy
+
+	// ReplaceLimit, ReplaceWindow and ReplaceCooldown damp "newest wins":
+	// when more than ReplaceLimit replacements happen within ReplaceWindow
+	// (the extension in two browser profiles, each reconnecting when
+	// replaced), the hub keeps the current connection and refuses
+	// newcomers for ReplaceCooldown with close 1008 "another browser is
+	// connected", logged once with both extension versions. Defaults 3,
+	// 10 s and 60 s.
+	ReplaceLimit    int
+	ReplaceWindow   time.Duration
+	ReplaceCooldown time.Duration
+
+	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
+	// a scheme or with another one is refused before it is sent (the
+	// extension would open a relative URL against its own page). Default
+	// http, https, file, about, data. Add "chrome"
+	// to allow chrome:// pages where the browser lets an extension open
+	// them.
+	NavigateSchemes []string
+
 	// ExtensionIDs pins the extension ids whose Origin is accepted
 	// (chrome-extension://ID, moz-extension://ID, safari-web-extension://ID).
 	// Default: any id of those three schemes.
@@ -84,8 +131,22 @@ type HubOptions struct {
 	// guard.
 	RequireOrigin bool
 
+	// IdleTimeout closes an HTTP keep-alive connection (artifacts, a
+	// refused upgrade) idle for that long. Default 30 s.
+	IdleTimeout time.Duration
+
+	// MaxUnauthConns bounds the connections Serve and ListenAndServe
+	// keep open that have not authenticated as the extension: HTTP
+	// connections (artifacts, probes) and WebSockets before their hello.
+	// Beyond it, each new connection evicts the oldest idle one (or, when
+	// none is idle, the oldest), so that local processes holding
+	// connections cost bounded file descriptors and can never lock the
+	// extension's reconnect out. Not applied when the [Hub] is mounted on a
+	// server of the program's own (ServeHTTP). Default 64.
+	MaxUnauthConns int
+
 	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
-	// means no artifacts route (404). The directory must exist when NewHub
+	// means no artifacts route (404). The directory must exist when [NewHub]
 	// is called.
 	ArtifactsDir string
 
@@ -115,7 +176,7 @@ type HubOptions struct {
 	// OnConnect is called when an extension has authenticated, and
 	// OnDisconnect when that connection ends (replaced, lost, closed).
 	// Calls are made one at a time, in order, from a goroutine of the hub,
-	// so they may call the Hub's methods, except Close and Shutdown, which
+	// so they may call the [Hub]'s methods, except Close and Shutdown, which
 	// wait for that goroutine (call those from a goroutine of your own).
 	// Default: none.
 	OnConnect    func(ConnInfo)
@@ -140,6 +201,18 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.ReplyMargin, DefaultReplyMargin)
 	setDefault(&r.ToolApprovalTimeout, DefaultToolApprovalTimeout)
 	setDefault(&r.MaxConcurrentTools, DefaultMaxConcurrentTools)
+	setDefault(&r.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&r.ReplaceLimit, DefaultReplaceLimit)
+	setDefault(&r.ReplaceWindow, DefaultReplaceWindow)
+	setDefault(&r.ReplaceCooldown, DefaultReplaceCooldown)
+	setDefault(&r.MaxUnauthConns, DefaultMaxUnauthConns)
+	if len(r.NavigateSchemes) == 0 {
+		r.NavigateSchemes = defaultNavigateSchemes
+	}
+	r.NavigateSchemes = slices.Clone(r.NavigateSchemes)
+	for i, s := range r.NavigateSchemes {
+		r.NavigateSchemes[i] = strings.ToLower(s)
+	}
 	// The ack, the mode frame and a margin must always fit.
 	r.SendQueue = max(r.SendQueue, 4)
 	if r.Backend == nil {

@@ -26,13 +26,13 @@ type ToolResult struct {
 // ToolHandler runs the extension's tool requests. HandleTool is called in
 // its own goroutine per request; ctx is cancelled when the connection ends
 // (the result would be dropped anyway) and must be honoured. Return
-// ErrUnknownTool for a tool the handler does not serve; any other error
+// [ErrUnknownTool] for a tool the handler does not serve; any other error
 // becomes a failed result carrying the error's text.
 type ToolHandler interface {
 	HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 }
 
-// ToolHandlerFunc adapts a function to ToolHandler.
+// ToolHandlerFunc adapts a function to [ToolHandler].
 type ToolHandlerFunc func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 
 // HandleTool calls f(ctx, req).
@@ -59,7 +59,11 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 	if f.decodeErr != nil {
 		c.toolsMu.Unlock()
 		c.ignored("malformed tool_request", typeToolRequest, 0, f.decodeErr)
-		c.sendToolResult(req.ID, &ToolResult{Error: "invalid tool_request"})
+		msg := "invalid tool_request"
+		if errors.Is(f.decodeErr, errInvalidUTF8) {
+			msg = "invalid tool_request: text is not valid UTF-8"
+		}
+		c.sendToolResult(req.ID, &ToolResult{Error: msg})
 		return
 	}
 	if len(c.tools) >= h.opts.MaxConcurrentTools {

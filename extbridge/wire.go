@@ -1,8 +1,10 @@
 package extbridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
@@ -130,6 +132,9 @@ var errNotFrame = errors.New("extbridge: not a protocol frame")
 // over the frame's members (strictjson.Fields, which has checked the whole
 // frame): no second parse of the frame, which for a screenshot is megabytes.
 func decodeInbound(data []byte) (typ string, frame any, err error) {
+	if !utf8.Valid(data) {
+		return decodeInvalidUTF8(data)
+	}
 	var rawType, rawID []byte
 	var res resultMembers
 	err = strictjson.Fields(data, func(key, value []byte) error {
@@ -206,6 +211,43 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 		return typ, nil, err
 	}
 	return typ, frame, nil
+}
+
+// errInvalidUTF8 refuses a frame whose text is not valid UTF-8. The module's
+// rule for JSON text from outside: refused with a clear error, never
+// repaired (encoding/json would silently replace the bad bytes with
+// U+FFFD, so that the hub would act on text the extension never sent).
+var errInvalidUTF8 = errors.New("extbridge: frame is not valid UTF-8")
+
+// decodeInvalidUTF8 refuses a frame that is not valid UTF-8. A
+// browser_result or tool_request whose type and id are readable still
+// decodes, with decodeErr set, so that the waiting command fails at once
+// and the tool request gets its one failed result. The id is read from a
+// repaired copy: an id that contained bad bytes holds U+FFFD and so matches
+// nothing the hub sent.
+func decodeInvalidUTF8(data []byte) (string, any, error) {
+	var rawType, rawID []byte
+	err := strictjson.Fields(bytes.ToValidUTF8(data, []byte("\uFFFD")), func(key, value []byte) error {
+		switch string(key) {
+		case "type":
+			rawType = value
+		case "id":
+			rawID = value
+		}
+		return nil
+	})
+	typ := knownType(rawType)
+	id, ok := readableID(rawID)
+	if err != nil || !ok || strings.ContainsRune(id, utf8.RuneError) {
+		return typ, nil, errInvalidUTF8
+	}
+	switch typ {
+	case typeResult:
+		return typ, &resultFrame{Type: typ, ID: id, decodeErr: errInvalidUTF8}, nil
+	case typeToolRequest:
+		return typ, &toolRequestFrame{Type: typ, ID: id, decodeErr: errInvalidUTF8}, nil
+	}
+	return typ, nil, errInvalidUTF8
 }
 
 // knownType returns the frame type raw (a JSON string without escapes)

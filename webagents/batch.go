@@ -69,9 +69,9 @@ type wirePacing struct {
 // must agree when given), an object input ({} when absent), string
 // dependsOn entries without repeats, and string-valued references.
 // Publication, scope, graph and schema rules need the manifest and are
-// checked by NewPlan.
+// checked by [NewPlan].
 //
-// Errors are *Error values with status 400 and the most specific code.
+// Errors are *[Error] values with status 400 and the most specific code.
 func DecodeBatch(body []byte) (*Batch, error) {
 	var w wireBatch
 	if err := strictjson.Unmarshal(body, &w); err != nil {
@@ -207,8 +207,8 @@ func (w *wireOperation) decode(op *Operation, earlier []Operation) error {
 		}
 		op.Input = json.RawMessage(input)
 		if mayHaveRefs(input) {
-			if err := checkRefValues(input); err != nil {
-				return opErrorf(CodeInvalidRequest, op.ID, err.Error())
+			if msg := checkRefValues(input); msg != "" {
+				return opErrorf(CodeInvalidRequest, op.ID, msg)
 			}
 		}
 	}
@@ -226,7 +226,7 @@ func (w *wireOperation) decode(op *Operation, earlier []Operation) error {
 	return nil
 }
 
-func opErrorf(code, op, msg string) *Error {
+func opErrorf(code Code, op, msg string) *Error {
 	e := errorf(code, msg)
 	e.Operation = op
 	return e
@@ -238,16 +238,17 @@ func mayHaveRefs(input []byte) bool {
 	return bytes.Contains(input, []byte(`$ref"`)) || bytes.Contains(input, []byte(`\u`))
 }
 
-// checkRefValues refuses an input holding a reference whose value is not a string.
-func checkRefValues(input []byte) error {
+// checkRefValues refuses an input holding a reference whose value is not a
+// string: it returns the agent-facing message, or "" when the input is fine.
+func checkRefValues(input []byte) string {
 	tree, err := decodeTree(input)
 	if err != nil {
-		return errors.New("The input is not valid JSON.")
+		return "The input is not valid JSON."
 	}
-	var bad error
+	bad := ""
 	walkRefs(tree, func(ref any) {
-		if _, ok := ref.(string); !ok && bad == nil {
-			bad = errors.New(`A "$ref" must be a string.`)
+		if _, ok := ref.(string); !ok && bad == "" {
+			bad = `A "$ref" must be a string.`
 		}
 	})
 	return bad

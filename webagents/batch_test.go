@@ -25,7 +25,7 @@ func TestDecodeBatch(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		code string // "" means valid
+		code Code   // "" means valid
 		op   string // expected Error.Operation
 	}{
 		{"spec batch", ops(`{"id":"find","action":"catalog.find","input":{"query":"wireless keyboard"}}`,

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -98,16 +101,19 @@ func BenchmarkDecodeBatch(b *testing.B) {
 
 // BenchmarkLoopbackBatch measures whole three-operation batches (find, add by
 // reference, verify) through the Handler over loopback HTTP with 8
-// concurrent clients. Goal: ≥ 10,000 batches/s on 2 cores.
+// concurrent clients, and, in the same run, the floor: a bare net/http
+// handler that reads the same body and writes a response of the same size
+// to the same 8 clients. The adapter sub-benchmark reports its cost as a
+// multiple of the floor's ("x-floor"). Goals: ≥ 10,000 batches/s on 2
+// cores, within 2× of the floor.
 func BenchmarkLoopbackBatch(b *testing.B) {
-	const clients = 8
 	m := manifestWith(b, `"pacing":{"minIntervalMs":0,"maxConcurrency":2}`, `{
 		"catalog.find":{"inputSchema":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}},
 		"cart.add":{"effect":"write"},
 		"cart.state":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
 	origin := "http://" + srv.Listener.Addr().String()
-	h, err := NewHandler(HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]ActionHandler{
 		"catalog.find": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return json.RawMessage(`{"productId":"kbd-75"}`), nil
 		}),
@@ -121,14 +127,57 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv.Config.Handler = h
+	defer h.Close()
+	// The floor answers with as many bytes as the adapter does.
+	probe := httptest.NewRequest(http.MethodPost, origin+"/api/agent/workflow", strings.NewReader(specBatch))
+	probe.Header.Set("Content-Type", "application/json")
+	probe.RemoteAddr = srv.Listener.Addr().String()
+	ctx := context.WithValue(probe.Context(), http.LocalAddrContextKey, srv.Listener.Addr())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, probe.WithContext(ctx))
+	if rec.Code != http.StatusOK {
+		b.Fatalf("probe: %d %s", rec.Code, rec.Body)
+	}
+	floorBody := bytes.Repeat([]byte("x"), rec.Body.Len())
+	floor := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := bufferPool.Get().(*bytes.Buffer)
+		buf.Reset()
+		_, _ = buf.ReadFrom(r.Body)
+		bufferPool.Put(buf)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(floorBody)))
+		_, _ = w.Write(floorBody)
+	})
+	var route atomic.Pointer[http.Handler]
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*route.Load()).ServeHTTP(w, r) })
 	srv.Start()
 	defer srv.Close()
+
+	var floorRate float64
+	for _, tc := range []struct {
+		name    string
+		handler http.Handler
+	}{{"floor", floor}, {"adapter", h}} {
+		b.Run(tc.name, func(b *testing.B) {
+			route.Store(&tc.handler)
+			rate := loopbackBatches(b, origin+"/api/agent/workflow")
+			if tc.name == "floor" {
+				floorRate = rate
+			} else if floorRate > 0 {
+				b.ReportMetric(floorRate/rate, "x-floor")
+			}
+		})
+	}
+}
+
+// loopbackBatches posts specBatch to endpoint from 8 concurrent clients for
+// b's iterations and returns (and reports) batches per second.
+func loopbackBatches(b *testing.B, endpoint string) float64 {
+	const clients = 8
 	transport := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport}
 	body := []byte(specBatch)
-	endpoint := origin + "/api/agent/workflow"
 
 	send := func() error {
 		req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
@@ -170,7 +219,8 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 		jobs <- struct{}{}
 		inFlight++
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
+	rate := float64(b.N) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "batches/s")
 	close(jobs)
 	for ; inFlight > 0; inFlight-- {
 		if err := <-done; err != nil && firstErr == nil {
@@ -181,4 +231,5 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 	if firstErr != nil {
 		b.Fatal(firstErr)
 	}
+	return rate
 }

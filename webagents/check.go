@@ -55,11 +55,18 @@ func (r *CheckReport) warning(path, format string, args ...any) {
 // to the URL's origin, and which actions are in scope for the URL's path
 // (none is a warning). It returns an error only for a URL that is not
 // http(s) or when ctx ends.
+//
+// When ctx has no deadline, Check is bounded by c.CheckTimeout
+// ([DefaultCheckTimeout]); requests that do not finish in time are reported
+// as problems.
 func (c *Client) Check(ctx context.Context, pageURL string) (*CheckReport, error) {
 	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
 	}
+	caller := ctx
+	ctx, cancel := withDefaultTimeout(ctx, c.CheckTimeout, DefaultCheckTimeout)
+	defer cancel()
 	origin := originOf(page)
 	hc := c.sameOriginClient(origin)
 	rep := &CheckReport{URL: page.String(), Problems: []Problem{}, Warnings: []Problem{}, ActionsInScope: []string{}}
@@ -71,13 +78,19 @@ func (c *Client) Check(ctx context.Context, pageURL string) (*CheckReport, error
 	for i, doc := range docs {
 		target := origin + doc.path
 		get, err := c.fetch(ctx, hc, http.MethodGet, target, maxUTF8Bytes(MaxDocumentChars))
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if caller.Err() != nil {
+			return nil, caller.Err()
+		}
+		if err != nil {
+			err = ended(ctx, err)
 		}
 		rep.record(http.MethodGet, target, get, err)
 		head, herr := c.fetch(ctx, hc, http.MethodHead, target, 0)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if caller.Err() != nil {
+			return nil, caller.Err()
+		}
+		if herr != nil {
+			herr = ended(ctx, herr)
 		}
 		rep.record(http.MethodHead, target, head, herr)
 		where := "GET " + doc.path

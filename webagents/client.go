@@ -12,17 +12,62 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
+// Default budgets of a [Client]. A site is hostile input: one that trickles
+// a byte a second must not hold an agent forever, and discovery that fails
+// must fall back to normal browsing, not hang.
+const (
+	// DefaultDiscoverTimeout bounds Discover (both documents) when the
+	// caller's context has no deadline.
+	DefaultDiscoverTimeout = 10 * time.Second
+	// DefaultCheckTimeout bounds Check (four requests) when the caller's
+	// context has no deadline.
+	DefaultCheckTimeout = 20 * time.Second
+	// DefaultRunTimeout bounds Run (discovery and the batch, whose server
+	// deadline is 30 s by default) when the caller's context has no
+	// deadline.
+	DefaultRunTimeout = 45 * time.Second
+	// MaxResponseHeaderBytes bounds the response headers the [Client]'s own
+	// transport reads (used when Client.HTTPClient is nil).
+	MaxResponseHeaderBytes = 64 << 10
+)
+
+// Response bodies are capped on every fetch: a discovery document at
+// 4 × MaxDocumentChars bytes (and MaxDocumentChars code points), a batch
+// response at TransportLimitBytes; HEAD bodies are never read.
+
+// defaultTransport is the transport of a [Client] without an HTTPClient: the
+// standard one with a cap on response headers.
+var defaultTransport = sync.OnceValue(func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
+	return t
+})
+
 // Client is the agent side of WebAgents: discovery, the checker and batch
 // runs. The zero value is ready to use. A Client is safe for concurrent use.
 type Client struct {
-	// HTTPClient sends the requests; nil means http.DefaultClient. Its
-	// CheckRedirect is replaced: discovery follows at most 5 same-origin
-	// redirects and the workflow endpoint is never followed.
+	// HTTPClient sends the requests; nil means a client with the standard
+	// transport whose response headers are capped at
+	// [MaxResponseHeaderBytes]. Its CheckRedirect is replaced: discovery
+	// follows at most 5 same-origin redirects and the workflow endpoint is
+	// never followed. Its Timeout, if any, applies to each request.
 	HTTPClient *http.Client
+	// DiscoverTimeout bounds Discover when ctx has no deadline; 0 means
+	// [DefaultDiscoverTimeout], a negative value no bound.
+	DiscoverTimeout time.Duration
+	// CheckTimeout bounds Check when ctx has no deadline; 0 means
+	// [DefaultCheckTimeout], a negative value no bound.
+	CheckTimeout time.Duration
+	// RunTimeout bounds Run (its discovery included) when ctx has no
+	// deadline; 0 means [DefaultRunTimeout], a negative value no bound.
+	RunTimeout time.Duration
 	// UserAgent is sent with every request; "" means
 	// "agentbridge-webagents/0.1".
 	UserAgent string
@@ -33,7 +78,7 @@ type Client struct {
 // DiscoveryStatus says whether a page publishes a usable manifest.
 type DiscoveryStatus int
 
-// Discovery statuses. Anything but DiscoveryFound means "fall back to normal
+// Discovery statuses. Anything but [DiscoveryFound] means "fall back to normal
 // browsing"; none of them is an error for the caller.
 const (
 	DiscoveryFound       DiscoveryStatus = iota // a valid, same-origin manifest
@@ -41,11 +86,19 @@ const (
 	DiscoveryInvalid                            // a document or manifest that breaks the rules
 	DiscoveryUnsafe                             // a cross-origin redirect or endpoint
 	DiscoveryUnavailable                        // a transport failure or an unexpected status
+	// DiscoveryNoActions is a valid manifest none of whose actions is in
+	// scope for the page's path: the site publishes nothing for this page
+	// (Manifest and Endpoint are set, Actions is empty).
+	DiscoveryNoActions
 )
 
-var discoveryStatusNames = [...]string{"found", "absent", "invalid", "unsafe", "unavailable"}
+var discoveryStatusNames = [...]string{"found", "absent", "invalid", "unsafe", "unavailable", "no actions for this page"}
 
-// String returns "found", "absent", "invalid", "unsafe" or "unavailable".
+// ErrNoActionsForPage is the Err of a [DiscoveryNoActions] discovery.
+var ErrNoActionsForPage = errors.New("webagents: the site publishes no actions for this page")
+
+// String returns "found", "absent", "invalid", "unsafe", "unavailable" or
+// "no actions for this page".
 func (s DiscoveryStatus) String() string {
 	if int(s) < len(discoveryStatusNames) {
 		return discoveryStatusNames[s]
@@ -56,7 +109,7 @@ func (s DiscoveryStatus) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s DiscoveryStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Discovery is the outcome of Client.Discover.
+// Discovery is the outcome of [Client.Discover].
 type Discovery struct {
 	Status DiscoveryStatus
 	// PageURL is the page discovery was for.
@@ -72,9 +125,9 @@ type Discovery struct {
 	Actions []*Action
 	// Warnings are the manifest's warnings (such as extra fenced blocks).
 	Warnings []Problem
-	// Err says why the status is not DiscoveryFound: ErrNoManifest,
-	// ErrDocumentTooLarge, a *ValidationError, ErrUnsafeRedirect,
-	// ErrTooManyRedirects, ErrCrossOriginEndpoint, or a transport error.
+	// Err says why the status is not [DiscoveryFound]: ErrNoManifest,
+	// [ErrDocumentTooLarge], a *[ValidationError], [ErrUnsafeRedirect],
+	// [ErrTooManyRedirects], [ErrCrossOriginEndpoint], or a transport error.
 	Err error
 }
 
@@ -82,11 +135,43 @@ func (c *Client) httpClient() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
-	return http.DefaultClient
+	return &http.Client{Transport: defaultTransport()}
+}
+
+// withDefaultTimeout bounds ctx by the configured or default timeout when
+// it has no deadline of its own.
+func withDefaultTimeout(ctx context.Context, configured, def time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || configured < 0 {
+		return ctx, func() {}
+	}
+	if configured == 0 {
+		configured = def
+	}
+	return context.WithTimeoutCause(ctx, configured, &clientTimeoutError{configured})
+}
+
+// clientTimeoutError is the cause of a [Client]'s own timeout.
+type clientTimeoutError struct{ after time.Duration }
+
+func (e *clientTimeoutError) Error() string {
+	return "webagents: the site did not answer within " + e.after.String()
+}
+
+// Unwrap returns context.DeadlineExceeded.
+func (e *clientTimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// ended returns the error of a fetch whose context has ended: the [Client]'s
+// own timeout when that is the cause, otherwise err.
+func ended(ctx context.Context, err error) error {
+	var te *clientTimeoutError
+	if cause := context.Cause(ctx); errors.As(cause, &te) {
+		return te
+	}
+	return err
 }
 
 // sameOriginClient returns a copy of the HTTP client that follows at most
-// MaxRedirects redirects within origin.
+// [MaxRedirects] redirects within origin.
 func (c *Client) sameOriginClient(origin string) *http.Client {
 	hc := *c.httpClient()
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -160,23 +245,43 @@ func parsePageURL(raw string) (*url.URL, error) {
 // Discover looks for the manifest of the page at pageURL: /webagents.md,
 // then /.well-known/webagents.json, on the page's origin. It returns an
 // error only for a pageURL that is not an http(s) URL or when ctx ends;
-// every other outcome is a status in the Discovery.
+// every other outcome is a status in the [Discovery].
+//
+// When ctx has no deadline, discovery is bounded by c.DiscoverTimeout
+// ([DefaultDiscoverTimeout]); a site that does not answer in time is
+// [DiscoveryUnavailable] with an error matching context.DeadlineExceeded.
 func (c *Client) Discover(ctx context.Context, pageURL string) (*Discovery, error) {
 	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
 	}
+	bounded, cancel := withDefaultTimeout(ctx, c.DiscoverTimeout, DefaultDiscoverTimeout)
+	defer cancel()
+	return c.discover(ctx, bounded, page)
+}
+
+// discover runs discovery on bounded; caller is the caller's own context,
+// whose end is an error rather than a status.
+func (c *Client) discover(caller, ctx context.Context, page *url.URL) (*Discovery, error) {
 	origin := originOf(page)
 	hc := c.sameOriginClient(origin)
 	var first *Discovery // the first recorded failure
 	for _, p := range []string{MarkdownPath, WellKnownPath} {
 		d := &Discovery{PageURL: page.String(), DocumentURL: origin + p}
 		c.discoverOne(ctx, hc, page, d)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if caller.Err() != nil {
+			return nil, caller.Err()
 		}
-		if d.Status == DiscoveryFound {
-			return d, nil
+		if ctx.Err() != nil {
+			// The Client's own budget is spent: fall back.
+			d.Status, d.Err = DiscoveryUnavailable, ended(ctx, d.Err)
+			if first == nil {
+				first = d
+			}
+			break
+		}
+		if d.Status == DiscoveryFound || d.Status == DiscoveryNoActions {
+			return d, nil // a manifest was found: the other document is not read
 		}
 		if c.Logger != nil {
 			c.Logger.DebugContext(ctx, "webagents: discovery", slog.String("document", d.DocumentURL),
@@ -231,6 +336,9 @@ func (c *Client) discoverOne(ctx context.Context, hc *http.Client, page *url.URL
 	d.Status, d.Manifest, d.Endpoint = DiscoveryFound, m, endpoint.String()
 	d.Actions = m.ActionsFor(page.EscapedPath())
 	d.Warnings = m.Warnings
+	if len(d.Actions) == 0 {
+		d.Status, d.Err = DiscoveryNoActions, ErrNoActionsForPage
+	}
 }
 
 // resolveEndpoint resolves a manifest's endpoint against the page URL, as
@@ -248,8 +356,12 @@ func resolveEndpoint(page *url.URL, endpoint string) (*url.URL, error) {
 	return u, nil
 }
 
-// DiscoveryError is returned by Client.Run when the page has no usable
-// manifest. It matches ErrNotAvailable and the discovery's own error.
+// ErrNotPublished means [Client.Run] refused an operation whose action the
+// site's manifest does not publish at all.
+var ErrNotPublished = errors.New("webagents: action not published by this site")
+
+// DiscoveryError is returned by [Client.Run] when the page has no usable
+// manifest. It matches [ErrNotAvailable] and the discovery's own error.
 type DiscoveryError struct {
 	Discovery *Discovery
 }
@@ -262,12 +374,12 @@ func (e *DiscoveryError) Error() string {
 	return msg
 }
 
-// Unwrap returns ErrNotAvailable and the discovery's error.
+// Unwrap returns [ErrNotAvailable] and the discovery's error.
 func (e *DiscoveryError) Unwrap() []error { return []error{ErrNotAvailable, e.Discovery.Err} }
 
-// ConsentError is returned by Client.Run, before anything is sent, for an
+// ConsentError is returned by [Client.Run], before anything is sent, for an
 // operation whose effect the caller did not allow. It matches
-// ErrConsentRequired.
+// [ErrConsentRequired].
 type ConsentError struct {
 	Operation string
 	Action    string
@@ -283,7 +395,7 @@ func (e *ConsentError) Error() string {
 		e.Operation, e.Effect, e.Action, need)
 }
 
-// Unwrap returns ErrConsentRequired.
+// Unwrap returns [ErrConsentRequired].
 func (e *ConsentError) Unwrap() error { return ErrConsentRequired }
 
 // RunOptions are the caller's permissions and request options for Run. The
@@ -305,11 +417,18 @@ type RunResult struct {
 	Discovery *Discovery
 	// StatusCode is the HTTP status of the response.
 	StatusCode int
-	// Response is the decoded envelope.
+	// Response is the decoded envelope; nil when the body was not one (the
+	// error is then a *[ProtocolError]).
 	Response *Response
 	// Replayed is true when the server replayed a stored response for the
-	// Idempotency-Key.
+	// Idempotency-Key: the batch did not run again.
 	Replayed bool
+	// Body is the response body as received (at most [TransportLimitBytes];
+	// nil for a redirect or an oversized body).
+	Body []byte
+	// Warnings say how a response that is not a strict envelope was read
+	// (see [ProtocolError] for the ones that could not be).
+	Warnings []string
 }
 
 // Run discovers the page's manifest, checks that every operation's action is
@@ -317,27 +436,43 @@ type RunResult struct {
 // writes and irreversible actions, plans the batch (sending the inferred
 // dependencies as dependsOn) and POSTs it to the endpoint.
 //
-// Before anything is sent it returns a *DiscoveryError (ErrNotAvailable), an
-// error matching ErrNotInScope, a *ConsentError (ErrConsentRequired), or the
-// planner's *Error. When the server answers with ok false, Run returns the
-// RunResult and an *Error carrying the top-level code, message, status and
-// failing operation.
+// Before anything is sent it returns a *[DiscoveryError] ([ErrNotAvailable]), an
+// error matching [ErrNotPublished] (the manifest has no such action) or
+// [ErrNotInScope] (it has, for other pages), a *[ConsentError]
+// ([ErrConsentRequired]), or the planner's *[Error]. When the server answers
+// with ok false, Run returns the [RunResult] and an *Error carrying the
+// top-level code, message, status and failing operation. When it answers
+// with something that is not an envelope, Run returns the RunResult (status
+// and body) and a *[ProtocolError]: the batch may have run. A 2xx body without
+// the envelope's "protocol" member that still has an "ok" boolean and
+// results named by operation id is read leniently, with a warning in
+// RunResult.Warnings.
 func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts *RunOptions) (*RunResult, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	d, err := c.Discover(ctx, pageURL)
+	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
+	}
+	ctx, cancel := withDefaultTimeout(ctx, c.RunTimeout, DefaultRunTimeout)
+	defer cancel()
+	d, err := c.discover(ctx, ctx, page)
+	if err != nil {
+		return nil, ended(ctx, err)
 	}
 	if d.Status != DiscoveryFound {
 		return nil, &DiscoveryError{Discovery: d}
 	}
-	page, _ := url.Parse(d.PageURL)
 	m := d.Manifest
-	for _, op := range ops {
+	ids := make([]string, len(ops))
+	for i, op := range ops {
+		ids[i] = op.ID
 		a := m.Actions[op.Action]
-		if a == nil || !a.InScope(normalizePath(page.EscapedPath())) {
+		if a == nil {
+			return nil, fmt.Errorf("%w: operation %q, action %q", ErrNotPublished, truncate(op.ID, 64), truncate(op.Action, 64))
+		}
+		if !a.InScope(normalizePath(page.EscapedPath())) {
 			return nil, fmt.Errorf("%w: operation %q, action %q", ErrNotInScope, truncate(op.ID, 64), truncate(op.Action, 64))
 		}
 		switch {
@@ -350,7 +485,7 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, err
 	}
-	return c.post(ctx, d, page, body, opts)
+	return c.post(ctx, d, page, body, ids, opts)
 }
 
 // buildBatch plans the batch locally (catching graph and input errors before
@@ -384,7 +519,7 @@ func buildBatch(m *Manifest, page *url.URL, ops []Operation) ([]byte, error) {
 	return json.Marshal(decoded)
 }
 
-func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []byte, opts *RunOptions) (*RunResult, error) {
+func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []byte, ids []string, opts *RunOptions) (*RunResult, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -405,34 +540,142 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("webagents: post batch: %w", err)
+		return nil, fmt.Errorf("webagents: post batch: %w", ended(ctx, err))
 	}
 	defer resp.Body.Close()
+	res := &RunResult{
+		Discovery: d, StatusCode: resp.StatusCode,
+		Replayed: strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true"),
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	protocolError := func(reason string) *ProtocolError {
+		return &ProtocolError{StatusCode: resp.StatusCode, ContentType: truncate(mt, 80), Reason: reason}
+	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		return nil, fmt.Errorf("webagents: the endpoint answered with a redirect (%d), which is refused", resp.StatusCode)
+		return res, protocolError("the endpoint answered with a redirect, which is never followed")
 	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, TransportLimitBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("webagents: read response: %w", err)
+		return nil, fmt.Errorf("webagents: read response: %w", ended(ctx, err))
 	}
 	if len(raw) > TransportLimitBytes {
-		return nil, fmt.Errorf("webagents: response exceeds %d bytes", TransportLimitBytes)
+		return res, protocolError(fmt.Sprintf("the body exceeds %d bytes", TransportLimitBytes))
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, fmt.Errorf("webagents: response is %q, not application/json (status %d)", truncate(mt, 60), resp.StatusCode)
+	res.Body = raw
+	if mt != "application/json" {
+		return res, protocolError("the body is not application/json")
+	}
+	if !utf8.Valid(raw) {
+		// Never read as U+FFFD: the module refuses invalid UTF-8 everywhere.
+		return res, protocolError("the body is not valid UTF-8")
 	}
 	env, err := decodeResponse(raw)
-	if err != nil || env.Protocol != Protocol {
-		return nil, fmt.Errorf("webagents: response is not a %s envelope (status %d)", Protocol, resp.StatusCode)
+	switch {
+	case err == nil && env.Protocol == Protocol:
+		res.Response = env
+	case (err != nil || env.Protocol == "") && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		lenient, ok := lenientResponse(raw, ids)
+		if !ok {
+			return res, protocolError(`the body has no "protocol" member and no "ok" boolean with results named by operation id`)
+		}
+		res.Response = lenient
+		res.Warnings = append(res.Warnings, "the response is not a "+Protocol+
+			` envelope (it has no "protocol" member); it was read leniently from its "ok" and its results named by operation id`)
+	case err != nil:
+		return res, protocolError("the body is not an unambiguous JSON object")
+	default:
+		return res, protocolError("the body is not a " + Protocol + " envelope")
 	}
-	res := &RunResult{
-		Discovery: d, StatusCode: resp.StatusCode, Response: env,
-		Replayed: strings.EqualFold(resp.Header.Get("Idempotent-Replayed"), "true"),
-	}
-	if !env.OK {
-		return res, &Error{Status: resp.StatusCode, Code: env.Code, Message: env.Error, Operation: env.Operation}
+	if !res.Response.OK {
+		return res, &Error{Status: resp.StatusCode, Code: res.Response.Code, Message: res.Response.Error, Operation: res.Response.Operation}
 	}
 	return res, nil
+}
+
+// ErrProtocol is matched by a [*ProtocolError].
+var ErrProtocol = errors.New("webagents: the response is not a " + Protocol + " envelope")
+
+// ProtocolError is returned by [Client.Run], with the [RunResult], when the
+// endpoint answered with something that is not a WebAgents envelope (a
+// redirect, HTML, an oversized or malformed body, another protocol). The
+// batch may have run, in part or whole: do not resend it without an
+// Idempotency-Key. RunResult.Body holds the body as received. It matches
+// errors.Is(err, [ErrProtocol]).
+type ProtocolError struct {
+	StatusCode  int    // the HTTP status
+	ContentType string // the media type of the body, without parameters
+	Reason      string // what is wrong with the response
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("webagents: the endpoint answered %d (%s) with a response that is not a %s envelope: %s; the batch may have run",
+		e.StatusCode, cmpOr(e.ContentType, "no content type"), Protocol, e.Reason)
+}
+
+// Unwrap returns [ErrProtocol].
+func (e *ProtocolError) Unwrap() error { return ErrProtocol }
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// lenientResponse reads a 2xx JSON body without the envelope's "protocol"
+// member when its meaning is unambiguous: an "ok" boolean and, when present,
+// "results" as an object keyed by operation ids of the batch, or as an array
+// of objects each naming an operation of the batch by "id" with its
+// "result". Results are never guessed: an operation the body does not name
+// has none. Anything else is not read.
+func lenientResponse(raw []byte, ids []string) (*Response, bool) {
+	var body map[string]json.RawMessage
+	if strictjson.Unmarshal(raw, &body) != nil {
+		return nil, false
+	}
+	env := &Response{}
+	if _, has := body["protocol"]; has || json.Unmarshal(body["ok"], &env.OK) != nil {
+		return nil, false
+	}
+	known := map[string]bool{}
+	for _, id := range ids {
+		known[id] = true
+	}
+	if r, ok := body["results"]; ok {
+		env.Results = map[string]json.RawMessage{}
+		var keyed map[string]json.RawMessage
+		var listed []map[string]json.RawMessage
+		switch {
+		case strictjson.Unmarshal(r, &keyed) == nil:
+			for id, v := range keyed {
+				if !known[id] {
+					return nil, false
+				}
+				env.Results[id] = v
+			}
+		case strictjson.Unmarshal(r, &listed) == nil:
+			for _, entry := range listed {
+				var id string
+				if json.Unmarshal(entry["id"], &id) != nil || !known[id] || env.Results[id] != nil {
+					return nil, false
+				}
+				result, ok := entry["result"]
+				if !ok {
+					return nil, false
+				}
+				env.Results[id] = result
+			}
+		default:
+			return nil, false
+		}
+	} else if env.OK {
+		return nil, false // success that names no operation: nothing to read
+	}
+	if !env.OK {
+		_ = json.Unmarshal(body["error"], &env.Error)
+		_ = json.Unmarshal(body["code"], &env.Code)
+	}
+	return env, true
 }
 
 var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")

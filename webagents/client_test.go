@@ -204,7 +204,7 @@ func TestClientRun(t *testing.T) {
 	assert.Equal(t, Error{Status: 401, Code: "unauthorized", Message: "Sign in first.", Operation: "add"}, *e)
 	require.NotNil(t, res)
 	assert.Equal(t, []string{"verify"}, res.Response.Skipped)
-	assert.Equal(t, "unauthorized", res.Response.Errors["add"].Code)
+	assert.Equal(t, CodeUnauthorized, res.Response.Errors["add"].Code)
 }
 
 func TestClientRunRefusesBeforeSending(t *testing.T) {
@@ -217,11 +217,14 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConsentRequired)
 	assert.Equal(t, "add", ce.Operation)
 
+	// No action at all for /about: the site is unavailable for that page.
 	_, err = c.Run(t.Context(), srv.URL+"/about", specOps()[:1], nil)
-	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorIs(t, err, ErrNotAvailable)
+	assert.ErrorIs(t, err, ErrNoActionsForPage)
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
-	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorIs(t, err, ErrNotPublished)
+	assert.ErrorContains(t, err, "not published by this site")
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "a", Action: "cart.state", DependsOn: []string{"a"}}}, nil)
 	var pe *Error
@@ -246,7 +249,7 @@ func TestClientRunIrreversibleConsent(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
 		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}})
 	require.NoError(t, err)
 	srv.Config.Handler = h
@@ -310,10 +313,19 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			}))
 			defer srv.Close()
 			var c Client
-			_, err := c.Run(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
+			res, err := c.Run(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
 			require.Error(t, err)
 			var we *Error
 			assert.False(t, errors.As(err, &we))
+			// The site answered: the caller learns what it said, and that
+			// the batch may have run.
+			var pe *ProtocolError
+			require.ErrorAs(t, err, &pe)
+			assert.ErrorIs(t, err, ErrProtocol)
+			assert.ErrorContains(t, err, "may have run")
+			require.NotNil(t, res)
+			assert.Equal(t, pe.StatusCode, res.StatusCode)
+			assert.Nil(t, res.Response)
 		})
 	}
 }
@@ -336,7 +348,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		name    string
 		ops     []string
 		result  func(id string) (any, error)
-		code    string // "" means ok
+		code    Code // "" means ok
 		results int
 	}{
 		{"one result filling the budget", ids(1), func(id string) (any, error) {
@@ -356,7 +368,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := manifestWith(t, `"pacing":{"maxConcurrency":4}`, `{"r":{}}`)
 			srv := httptest.NewUnstartedServer(nil)
-			h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+			h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
 				Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 					return tt.result(req.Operation)
 				})}})
@@ -390,7 +402,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 func TestClientReadsResultsAsRelayedData(t *testing.T) {
 	m := manifestWith(t, "", `{"r":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
 		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
 		})}})

@@ -14,7 +14,7 @@ type Response struct {
 	Pacing   Pacing `json:"pacing"`
 	// Error is the top-level message of a failure (what the real client shows).
 	Error     string                     `json:"error,omitempty"`
-	Code      string                     `json:"code,omitempty"`
+	Code      Code                       `json:"code,omitempty"`
 	Operation string                     `json:"operation,omitempty"`
 	Results   map[string]json.RawMessage `json:"results,omitempty"`
 	Errors    map[string]OperationError  `json:"errors,omitempty"`
@@ -23,7 +23,7 @@ type Response struct {
 
 // OperationError is one entry of a response's "errors" member.
 type OperationError struct {
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	Status  int    `json:"status"`
 }
@@ -52,7 +52,7 @@ func appendEnvelope(buf *bytes.Buffer, pacing Pacing, out *Outcome, reqErr *Erro
 		buf.WriteString(`,"error":`)
 		writeJSONString(buf, msg)
 		buf.WriteString(`,"code":`)
-		writeJSONString(buf, failure.Code)
+		writeJSONString(buf, string(failure.Code))
 		if failure.Operation != "" {
 			buf.WriteString(`,"operation":`)
 			writeJSONString(buf, failure.Operation)
@@ -94,7 +94,7 @@ func appendEnvelope(buf *bytes.Buffer, pacing Pacing, out *Outcome, reqErr *Erro
 			}
 			writeJSONString(buf, out.Plan.Operations[i].ID)
 			buf.WriteString(`:{"code":`)
-			writeJSONString(buf, e.Code)
+			writeJSONString(buf, string(e.Code))
 			buf.WriteString(`,"message":`)
 			writeJSONString(buf, msg)
 			buf.WriteString(`,"status":`)

@@ -5,30 +5,42 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Error codes of the WebAgents response envelope. A handler may declare any
-// other code (for example "unauthorized" or "not_found") in its *Error.
+// Code is the machine-readable code of a WebAgents error, such as
+// "unauthorized". The constants below are the protocol's; a handler may
+// declare any other code (for example "not_found") in its *[Error].
+type Code string
+
+// Error codes of the WebAgents response envelope.
 const (
-	CodeInvalidRequest        = "invalid_request"         // 400
-	CodeUnsupportedVersion    = "unsupported_version"     // 400
-	CodeTooManyOperations     = "too_many_operations"     // 400
-	CodeUnknownAction         = "unknown_action"          // 400
-	CodeInvalidInput          = "invalid_input"           // 400: schema failure
-	CodeInvalidGraph          = "invalid_graph"           // 400: unknown id, self-dependency, cycle
-	CodeReferencesDisabled    = "references_disabled"     // 400
-	CodeUnresolvedReference   = "unresolved_reference"    // 400
-	CodePayloadTooLarge       = "payload_too_large"       // 413
-	CodeUnsupportedMediaType  = "unsupported_media_type"  // 415
-	CodeMethodNotAllowed      = "method_not_allowed"      // 405
-	CodeForbiddenOrigin       = "forbidden_origin"        // 403
-	CodeRateLimited           = "rate_limited"            // 429
-	CodeTimeout               = "timeout"                 // 504
-	CodeInternal              = "internal"                // 500
-	CodeResultTooLarge        = "result_too_large"        // 500
-	CodeUnauthorized          = "unauthorized"            // 401
-	CodeIdempotencyKeyReused  = "idempotency_key_reused"  // 422
-	CodeIdempotencyInProgress = "idempotency_in_progress" // 409
+	CodeInvalidRequest        Code = "invalid_request"         // 400
+	CodeUnsupportedVersion    Code = "unsupported_version"     // 400
+	CodeTooManyOperations     Code = "too_many_operations"     // 400
+	CodeUnknownAction         Code = "unknown_action"          // 400
+	CodeInvalidInput          Code = "invalid_input"           // 400: schema failure
+	CodeInvalidGraph          Code = "invalid_graph"           // 400: unknown id, self-dependency, cycle
+	CodeReferencesDisabled    Code = "references_disabled"     // 400
+	CodeUnresolvedReference   Code = "unresolved_reference"    // 400
+	CodePayloadTooLarge       Code = "payload_too_large"       // 413
+	CodeUnsupportedMediaType  Code = "unsupported_media_type"  // 415
+	CodeMethodNotAllowed      Code = "method_not_allowed"      // 405
+	CodeForbiddenOrigin       Code = "forbidden_origin"        // 403
+	CodeRateLimited           Code = "rate_limited"            // 429
+	CodeTimeout               Code = "timeout"                 // 504
+	CodeInternal              Code = "internal"                // 500
+	CodeResultTooLarge        Code = "result_too_large"        // 500
+	CodeUnauthorized          Code = "unauthorized"            // 401
+	CodeIdempotencyKeyReused  Code = "idempotency_key_reused"  // 422
+	CodeIdempotencyInProgress Code = "idempotency_in_progress" // 409
+	// CodeIdempotencyUnavailable (503, with Retry-After) refuses a request
+	// with an Idempotency-Key when the store cannot take one more key (full,
+	// or this client holds its whole share) or is unreachable. Nothing ran.
+	CodeIdempotencyUnavailable Code = "idempotency_unavailable" // 503
+	// CodeUnavailable (503) refuses a batch that arrives while the [Handler]
+	// is shutting down. Nothing ran.
+	CodeUnavailable Code = "unavailable" // 503
 )
 
 // Error is a WebAgents protocol error: the status, code and message a server
@@ -37,15 +49,19 @@ const (
 // Action handlers return an *Error to fail an operation with a message the
 // agent may see, for example
 //
-//	return nil, &webagents.Error{Status: 401, Code: "unauthorized", Message: "Sign in first."}
+//	return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
 //
 // Any other error a handler returns is reported as 500 "internal" with a
 // generic message, so that internals never leak.
 type Error struct {
 	Status    int    // HTTP status; 0 means the status Code implies (see HTTPStatus), else 500
-	Code      string // machine-readable code, e.g. "unauthorized"
+	Code      Code   // machine-readable code, e.g. "unauthorized"
 	Message   string // human-readable message shown to the agent
 	Operation string // id of the operation it belongs to, "" for request-level errors
+	// RetryAfter, when positive on a request-level error, is sent as the
+	// Retry-After header (whole seconds, rounded up). It is not part of the
+	// JSON envelope.
+	RetryAfter time.Duration
 }
 
 // Error returns the message prefixed with the code.
@@ -57,7 +73,7 @@ func (e *Error) Error() string {
 		b.WriteString(strconv.Quote(e.Operation))
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Code)
+	b.WriteString(string(e.Code))
 	if e.Message != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
@@ -65,7 +81,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is an *Error with the same Code, so that
+// Is reports whether target is an *[Error] with the same [Code], so that
 // errors.Is(err, &webagents.Error{Code: "unauthorized"}) matches by code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
@@ -84,30 +100,32 @@ func (e *Error) HTTPStatus() int {
 	return http.StatusInternalServerError
 }
 
-var codeStatus = map[string]int{
-	CodeInvalidRequest:        400,
-	CodeUnsupportedVersion:    400,
-	CodeTooManyOperations:     400,
-	CodeUnknownAction:         400,
-	CodeInvalidInput:          400,
-	CodeInvalidGraph:          400,
-	CodeReferencesDisabled:    400,
-	CodeUnresolvedReference:   400,
-	CodePayloadTooLarge:       413,
-	CodeUnsupportedMediaType:  415,
-	CodeMethodNotAllowed:      405,
-	CodeForbiddenOrigin:       403,
-	CodeRateLimited:           429,
-	CodeTimeout:               504,
-	CodeInternal:              500,
-	CodeResultTooLarge:        500,
-	CodeUnauthorized:          401,
-	CodeIdempotencyKeyReused:  422,
-	CodeIdempotencyInProgress: 409,
+var codeStatus = map[Code]int{
+	CodeInvalidRequest:         400,
+	CodeUnsupportedVersion:     400,
+	CodeTooManyOperations:      400,
+	CodeUnknownAction:          400,
+	CodeInvalidInput:           400,
+	CodeInvalidGraph:           400,
+	CodeReferencesDisabled:     400,
+	CodeUnresolvedReference:    400,
+	CodePayloadTooLarge:        413,
+	CodeUnsupportedMediaType:   415,
+	CodeMethodNotAllowed:       405,
+	CodeForbiddenOrigin:        403,
+	CodeRateLimited:            429,
+	CodeTimeout:                504,
+	CodeInternal:               500,
+	CodeResultTooLarge:         500,
+	CodeUnauthorized:           401,
+	CodeIdempotencyKeyReused:   422,
+	CodeIdempotencyInProgress:  409,
+	CodeIdempotencyUnavailable: 503,
+	CodeUnavailable:            503,
 }
 
 // errorf builds a protocol error with the status its code implies.
-func errorf(code, msg string) *Error {
+func errorf(code Code, msg string) *Error {
 	return &Error{Status: codeStatus[code], Code: code, Message: msg}
 }
 
@@ -158,26 +176,26 @@ var (
 	// a webagents fenced block (for example the unrelated heading-based
 	// webagents.md format). Discovery reports it as absent.
 	ErrNoManifest = errors.New("webagents: no manifest in document")
-	// ErrDocumentTooLarge means a discovery document exceeds MaxDocumentChars.
+	// ErrDocumentTooLarge means a discovery document exceeds [MaxDocumentChars].
 	ErrDocumentTooLarge = errors.New("webagents: document too large")
 	// ErrUnsafeRedirect means discovery was redirected to another origin or
 	// a redirect was refused.
 	ErrUnsafeRedirect = errors.New("webagents: unsafe redirect")
-	// ErrTooManyRedirects means discovery followed more than MaxRedirects redirects.
+	// ErrTooManyRedirects means discovery followed more than [MaxRedirects] redirects.
 	ErrTooManyRedirects = errors.New("webagents: too many redirects")
 	// ErrCrossOriginEndpoint means a manifest's endpoint does not resolve to
 	// the page's origin.
 	ErrCrossOriginEndpoint = errors.New("webagents: endpoint is not same-origin")
-	// ErrConsentRequired means Client.Run refused, before sending anything,
+	// ErrConsentRequired means [Client.Run] refused, before sending anything,
 	// a batch holding writes or irreversible actions the caller did not allow.
 	ErrConsentRequired = errors.New("webagents: consent required")
-	// ErrNotInScope means Client.Run refused an action that is not published
+	// ErrNotInScope means [Client.Run] refused an action that is not published
 	// for the page's path.
 	ErrNotInScope = errors.New("webagents: action not in scope for this page")
-	// ErrNotAvailable means Client.Run found no usable manifest; the caller
-	// should fall back to normal browsing. The *DiscoveryError says why.
+	// ErrNotAvailable means [Client.Run] found no usable manifest; the caller
+	// should fall back to normal browsing. The *[DiscoveryError] says why.
 	ErrNotAvailable = errors.New("webagents: not available on this page")
-	// ErrIdempotencyInProgress is returned by an IdempotencyStore's Reserve
+	// ErrIdempotencyInProgress is returned by an [IdempotencyStore]'s Reserve
 	// when the key's first request is still running.
 	ErrIdempotencyInProgress = errors.New("webagents: idempotent request in progress")
 )

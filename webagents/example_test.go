@@ -111,7 +111,7 @@ func ExampleNewHandler() {
 	origin := "http://" + srv.Listener.Addr().String()
 	m, _ := webagents.ParseManifest([]byte(shopManifest), nil)
 	var cart []string
-	h, err := webagents.NewHandler(webagents.HandlerOptions{
+	h, err := webagents.NewHandler(&webagents.HandlerOptions{
 		Origin:   origin,
 		Manifest: m,
 		Actions: map[string]webagents.ActionHandler{
@@ -186,7 +186,7 @@ func ExampleClient_Check() {
 	origin := "http://" + srv.Listener.Addr().String()
 	m, _ := webagents.ParseManifest([]byte(shopManifest), nil)
 	noop := webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) { return nil, nil })
-	h, err := webagents.NewHandler(webagents.HandlerOptions{Origin: origin, Manifest: m,
+	h, err := webagents.NewHandler(&webagents.HandlerOptions{Origin: origin, Manifest: m,
 		Actions: map[string]webagents.ActionHandler{"catalog.find": noop, "cart.add": noop, "cart.state": noop}})
 	if err != nil {
 		panic(err)

@@ -140,7 +140,7 @@ func TestExecutorFailureSkipsRest(t *testing.T) {
 			`{"id":"later","action":"r"}`, `{"id":"after","action":"w"}`))
 		out := rec.executor(m).Run(t.Context(), p)
 		require.False(t, out.OK())
-		assert.Equal(t, "unauthorized", out.Err.Code)
+		assert.Equal(t, CodeUnauthorized, out.Err.Code)
 		assert.Equal(t, "bad", out.Err.Operation)
 		assert.Equal(t, 401, out.Err.HTTPStatus())
 		assert.NotNil(t, out.Result("slow"), "a running operation finishes and keeps its result")
@@ -172,7 +172,7 @@ func TestExecutorErrors(t *testing.T) {
 		name   string
 		fail   error
 		result any
-		code   string
+		code   Code
 		status int
 		msg    string
 	}{
@@ -219,7 +219,7 @@ func TestExecutorReferences(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		code  string // "" means success
+		code  Code // "" means success
 	}{
 		{"object key", `{"v":{"$ref":"a.items.0.id"}}`, ""},
 		{"whole result", `{"$ref":"a"}`, ""},

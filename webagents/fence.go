@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 )
 
@@ -95,4 +96,49 @@ func closingFence(line []byte, c byte, n int) bool {
 
 func isWebAgentsInfo(info string) bool {
 	return strings.EqualFold(info, "webagents") || strings.EqualFold(info, "webagents-json")
+}
+
+// referenceFence is how the originating client (BetterWright's
+// webagents.ts) finds the manifest in a markdown document: the first
+// ```webagents or ```webagents-json (backticks only, case-insensitive,
+// anywhere, even inside another block) up to the next ``` (anywhere, even
+// inside a JSON string). JavaScript's \s is approximated with its Unicode
+// white space.
+var referenceFence = regexp.MustCompile("(?is)```(?:webagents|webagents-json)" + jsSpaceClass + "*\n(.*?)```")
+
+const jsSpaceClass = `[\t\n\v\f\r \x{00A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]`
+
+// isJSSpace reports the white space JavaScript's String.prototype.trim
+// removes.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
+}
+
+func jsTrim(s []byte) []byte { return bytes.TrimFunc(s, isJSSpace) }
+
+// referenceBlock returns the manifest text the originating client reads
+// from a markdown document, trimmed, or false when it finds none.
+func referenceBlock(doc []byte) ([]byte, bool) {
+	m := referenceFence.FindSubmatch(jsTrim(doc))
+	if m == nil {
+		return nil, false
+	}
+	return jsTrim(m[1]), true
+}
+
+// utf16Len is the length JavaScript's String.prototype.length gives: code
+// points, plus one for each outside the Basic Multilingual Plane.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }

@@ -30,6 +30,8 @@ func FuzzParseDocument(f *testing.F) {
 	f.Add([]byte("```webagents\n"+string(specManifestJSON(f))+"\n```\n"), true)
 	f.Add([]byte(`{"version":0.1,"workflow":{"endpoint":"//x"},"actions":{"a":{"inputSchema":{"$ref":"file:///etc/passwd"}}}}`), true)
 	f.Add([]byte(`{"version":"0.1","workflow":{"endpoint":"/e","parallel":false,"pacing":{"maxConcurrency":3}},"actions":{"a":{"inputSchema":{"$defs":{"x":{"$ref":"#/$defs/x"}},"$ref":"#/$defs/x"}}}}`), false)
+	f.Add([]byte(chainManifest(3)), false)
+	f.Add([]byte(`{"version":"0.1","workflow":{"endpoint":"/e"},"actions":{"a":{"description":"`+"```"+`","inputSchema":{"anyOf":[{"items":{"$ref":"#"}},{"$dynamicRef":"#x","$dynamicAnchor":"x"}]}}}}`), false)
 	f.Fuzz(func(t *testing.T, doc []byte, strict bool) {
 		m, err := ParseDocument(doc, &ParseOptions{Strict: strict, BaseURL: "https://shop.example/p"})
 		if err != nil {
@@ -49,6 +51,13 @@ func FuzzParseDocument(f *testing.F) {
 		}
 		if again.Workflow != m.Workflow || len(again.Actions) != len(m.Actions) {
 			t.Fatal("round trip changed the manifest")
+		}
+		md, err := m.MarkdownDocument()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParseDocument(md, &ParseOptions{Strict: true}); err != nil {
+			t.Fatalf("rendered markdown does not parse: %v", err)
 		}
 		_ = m.ActionsFor("/p")
 	})

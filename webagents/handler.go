@@ -3,6 +3,7 @@ package webagents
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -24,12 +25,12 @@ import (
 
 // ContextFunc loads the session of a request and returns the context action
 // handlers receive. It may set cookies on w; it must not write a body. Use
-// WithSessionKey to name the session, which scopes idempotency keys and the
-// Limiter. An *Error it returns is sent as is; any other error as 500
+// [WithSessionKey] to name the session, which scopes idempotency keys and the
+// [Limiter]. An *[Error] it returns is sent as is; any other error as 500
 // "internal".
 type ContextFunc func(w http.ResponseWriter, r *http.Request) (context.Context, error)
 
-// HandlerOptions configures NewHandler. Fields marked required must be set;
+// HandlerOptions configures [NewHandler]. Fields marked required must be set;
 // every other zero value is a documented default.
 type HandlerOptions struct {
 	// Origin is the site's one public origin, such as "https://shop.example".
@@ -49,27 +50,62 @@ type HandlerOptions struct {
 	// without a session are paced by client address); nil means no pacing
 	// beyond each batch's own.
 	Limiter Limiter
+	// AddressPacing says which requests with a session the [Limiter] also
+	// paces by client address; the zero value is [PaceAnonymousByAddress].
+	AddressPacing AddressPacing
 	// IdempotencyStore keeps responses to requests with an Idempotency-Key
-	// header; nil means an in-memory store holding up to 10,000 keys.
+	// header; nil means NewMemoryIdempotencyStore(nil): 10,000 keys and
+	// 64 MiB of responses, a tenth of each per client.
 	IdempotencyStore IdempotencyStore
 	// IdempotencyWindow is how long a key is remembered; 0 means 24 h.
 	IdempotencyWindow time.Duration
 	// MaxBodyChars bounds a batch body in code points; 0 means 128,000.
 	// Values below 128,000 are an error; the wire cap is 1 MiB.
 	MaxBodyChars int
-	// Deadline bounds each batch; 0 means 30 s.
+	// Deadline bounds each batch; 0 means 30 s. A batch that has started
+	// runs to completion or to this deadline whatever its client does: a
+	// client that disconnects does not cut it short (see [Handler.Shutdown]).
 	Deadline time.Duration
 	// MaxResultBytes bounds each batch's results; 0 means
-	// DefaultMaxResultBytes (1 MB). Larger values are an error: the
+	// [DefaultMaxResultBytes] (1 MB). Larger values are an error: the
 	// response must fit the 1 MiB transport cap.
 	MaxResultBytes int
 	// Logger receives failures reported as "internal"; nil is silent.
 	Logger *slog.Logger
 }
 
+// AddressPacing says when a [Handler] calls its [Limiter] with the
+// client address ("addr:" and the host of the request's remote address) in
+// addition to the session. Requests without a session are always paced by
+// address: it is their only scope.
+//
+// The model: a session is one client, an address may be many (a NAT, a
+// proxy). Anonymous sessions cost nothing to mint, so without address
+// pacing a client that takes a fresh cookie per batch would escape
+// cross-batch pacing. Behind a reverse proxy, every request has the
+// proxy's address: pace anonymous traffic there, or choose
+// [PaceSessionsOnly].
+type AddressPacing int
+
+const (
+	// PaceAnonymousByAddress (the default) paces requests whose session
+	// was set with [WithAnonymousSessionKey] by client address as well.
+	PaceAnonymousByAddress AddressPacing = iota
+	// PaceAllByAddress paces every request by client address as well.
+	PaceAllByAddress
+	// PaceSessionsOnly paces requests with a session by their session only.
+	PaceSessionsOnly
+)
+
 // Handler is the server side of WebAgents: an http.Handler serving the two
-// discovery documents and the workflow endpoint. Route MarkdownPath,
-// WellKnownPath and EndpointPath to it (Register does).
+// discovery documents and the workflow endpoint. Route [MarkdownPath],
+// [WellKnownPath] and EndpointPath to it (Register does).
+//
+// A batch runs detached from its request's cancellation (it keeps the
+// request context's values): once started, it runs to completion or to its
+// deadline even if the client goes away, and with an Idempotency-Key its
+// response is stored for the client's retry. [Handler.Shutdown] and
+// [Handler.Close] end running batches.
 //
 // A Handler is safe for concurrent use. It starts no goroutine that
 // outlives a request.
@@ -81,23 +117,47 @@ type Handler struct {
 	json         []byte
 	context      ContextFunc
 	executor     Executor
+	paceAddress  AddressPacing
 	store        IdempotencyStore
 	window       time.Duration
 	maxBodyChars int
 	maxBodyBytes int
 	logger       *slog.Logger
+	deadline     time.Duration
+
+	mu      sync.Mutex
+	closing bool
+	running int                     // batches being served
+	idle    chan struct{}           // closed when closing and running reaches 0
+	stop    context.Context         // canceled by Close, or Shutdown past its context
+	cancel  context.CancelCauseFunc // cancels stop
 }
 
-// NewHandler checks opts and returns a Handler. The manifest is validated
+// ErrHandlerClosed is the cause of the cancellation of batches that
+// [Handler.Close] or [Handler.Shutdown] cut short.
+var ErrHandlerClosed = errors.New("webagents: handler closed")
+
+// NewHandler checks opts and returns a [Handler]. The manifest is validated
 // again (which also compiles its schemas), so one built in Go is checked.
-func NewHandler(opts HandlerOptions) (*Handler, error) {
+// opts is required (its Manifest and Actions are); a nil opts is an error.
+func NewHandler(opts *HandlerOptions) (*Handler, error) {
+	if opts == nil {
+		return nil, errors.New("webagents: NewHandler needs options with a Manifest and Actions")
+	}
 	h := &Handler{
 		context:      opts.Context,
 		store:        opts.IdempotencyStore,
 		window:       opts.IdempotencyWindow,
 		maxBodyChars: opts.MaxBodyChars,
 		logger:       opts.Logger,
+		deadline:     opts.Deadline,
+		paceAddress:  opts.AddressPacing,
 	}
+	if h.deadline <= 0 {
+		h.deadline = DefaultDeadline
+	}
+	h.stop, h.cancel = context.WithCancelCause(context.Background())
+	h.idle = make(chan struct{})
 	if opts.Origin != "" {
 		o, err := ParseOrigin(opts.Origin)
 		if err != nil {
@@ -145,7 +205,7 @@ func NewHandler(opts HandlerOptions) (*Handler, error) {
 		h.window = DefaultIdempotencyWindow
 	}
 	if h.store == nil {
-		h.store = NewMemoryIdempotencyStore(0)
+		h.store = NewMemoryIdempotencyStore(nil)
 	}
 	if h.markdown, err = m.MarkdownDocument(); err != nil {
 		return nil, err
@@ -179,6 +239,77 @@ func (h *Handler) Manifest() *Manifest { return h.manifest }
 
 // EndpointPath returns the path of the workflow endpoint.
 func (h *Handler) EndpointPath() string { return h.endpointPath }
+
+// Shutdown stops accepting batches (new ones get 503 "unavailable") and
+// waits until the running ones have finished or ctx ends. When ctx ends
+// first, it cancels the running batches (their handlers' contexts end with
+// [ErrHandlerClosed] as the cause, and each responds and stores its
+// response as a batch past its deadline does) and returns ctx's error
+// without waiting further. Call it before or alongside
+// http.Server.Shutdown, which does not cancel requests.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.startClosing()
+	select {
+	case <-h.idle:
+		return nil
+	case <-ctx.Done():
+		h.cancel(ErrHandlerClosed)
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting batches and cancels the running ones at once. It
+// is idempotent and safe to call from any goroutine.
+func (h *Handler) Close() error {
+	h.startClosing()
+	h.cancel(ErrHandlerClosed)
+	return nil
+}
+
+func (h *Handler) startClosing() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.closing {
+		h.closing = true
+		if h.running == 0 {
+			close(h.idle)
+		}
+	}
+}
+
+// begin counts a batch as running; it reports false once the [Handler] is
+// shutting down.
+func (h *Handler) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.running++
+	return true
+}
+
+// end counts a batch begin let run as finished.
+func (h *Handler) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.running--
+	if h.closing && h.running == 0 {
+		close(h.idle)
+	}
+}
+
+// batchContext returns the context a batch runs under: ctx's values, but
+// not its cancellation (the client may go away), canceled by Close or a
+// Shutdown past its context. The executor adds the batch deadline.
+func (h *Handler) batchContext(ctx context.Context) (context.Context, func()) {
+	bctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unregister := context.AfterFunc(h.stop, func() { cancel(context.Cause(h.stop)) })
+	return bctx, func() {
+		unregister()
+		cancel(nil)
+	}
+}
 
 // Register routes the discovery paths and the endpoint of mux to h.
 func (h *Handler) Register(mux *http.ServeMux) {
@@ -295,36 +426,51 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 			ctx = c
 		}
 	}
-	scope := clientScope(ctx, r)
-	ctx = withScope(ctx, scope)
-	key, hasKey, err := idempotencyKey(r.Header.Values("Idempotency-Key"))
-	if err != nil {
-		h.writeError(w, errorf(CodeInvalidRequest, err.Error()))
+	scope, scopes := h.scopes(ctx, r)
+	ctx = withScopes(ctx, scopes)
+	key, hasKey, kerr := idempotencyKey(r.Header.Values("Idempotency-Key"))
+	if kerr != nil {
+		h.writeError(w, kerr)
 		return
 	}
+	if !h.begin() {
+		h.writeError(w, errorf(CodeUnavailable, "The server is shutting down; try again later."))
+		return
+	}
+	defer h.end()
+	ctx, done := h.batchContext(ctx)
+	defer done()
 	if !hasKey {
-		status, resp, _ := h.runBatch(ctx, r, body.Bytes())
+		status, resp, _ := h.runBatch(ctx, w, r, body.Bytes())
 		h.write(w, status, resp)
 		bufferPool.Put(resp)
 		return
 	}
-	h.serveIdempotent(ctx, w, r, scope, key, body.Bytes())
+	h.serveIdempotent(ctx, w, r, scope, scopes, key, body.Bytes())
 }
 
-// clientScope is the session a request belongs to: its session key, or its
-// client address when it has none.
-func clientScope(ctx context.Context, r *http.Request) string {
-	if s := SessionKey(ctx); s != "" {
-		return "session:" + s
-	}
+// scopes returns the scope of a request's idempotency keys (its session,
+// or its client address without one) and the keys its operations are paced
+// by.
+func (h *Handler) scopes(ctx context.Context, r *http.Request) (string, *pacingScopes) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr:" + host
+	address := "addr:" + host
+	sess := sessionOf(ctx)
+	if sess.key == "" {
+		return address, &pacingScopes{session: address}
+	}
+	scope := "session:" + sess.key
+	p := &pacingScopes{session: scope}
+	if h.paceAddress == PaceAllByAddress || (sess.anonymous && h.paceAddress == PaceAnonymousByAddress) {
+		p.address = address
+	}
+	return scope, p
 }
 
-// pluggedError maps an error of a user-supplied hook or store: an *Error is
+// pluggedError maps an error of a user-supplied hook or store: an *[Error] is
 // sent as is; anything else is logged under msg and sent as internal.
 func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Error {
 	var we *Error
@@ -339,9 +485,11 @@ func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Erro
 	return internalError()
 }
 
-// runBatch decodes, plans and runs a batch and renders the response.
+// runBatch decodes, plans and runs a batch and renders the response; a
+// failure that says when to retry (a [Limiter] whose backend is down) sets
+// Retry-After on w.
 // executed reports whether any operation was started.
-func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
+func (h *Handler) runBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {
 	resp = bufferPool.Get().(*bytes.Buffer)
 	resp.Reset()
 	pacing := effectivePacing(h.manifest.Workflow, nil)
@@ -360,6 +508,7 @@ func (h *Handler) runBatch(ctx context.Context, r *http.Request, body []byte) (s
 				return we.HTTPStatus(), resp, out.executed
 			}
 			if out.Err != nil {
+				setRetryAfter(w, out.Err.RetryAfter)
 				return out.Err.HTTPStatus(), resp, out.executed
 			}
 			return http.StatusOK, resp, out.executed
@@ -386,6 +535,7 @@ func (h *Handler) pagePath(r *http.Request) string {
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, e *Error) {
+	setRetryAfter(w, e.RetryAfter)
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	appendEnvelope(buf, effectivePacing(h.manifest.Workflow, nil), nil, e)
@@ -403,6 +553,14 @@ func (h *Handler) write(w http.ResponseWriter, status int, body *bytes.Buffer) {
 	_, _ = w.Write(body.Bytes())
 }
 
+// setRetryAfter sets the Retry-After header to d in whole seconds, rounded
+// up, when d is positive.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
+}
+
 func isJSONContentType(values []string) bool {
 	if len(values) != 1 {
 		return false
@@ -417,35 +575,52 @@ func isJSONContentType(values []string) bool {
 
 // idempotencyKey parses the Idempotency-Key header: an sf-string
 // ("quoted") or, leniently, a bare token of visible ASCII.
-func idempotencyKey(values []string) (string, bool, error) {
+func idempotencyKey(values []string) (string, bool, *Error) {
 	switch len(values) {
 	case 0:
 		return "", false, nil
 	case 1:
 	default:
-		return "", false, errors.New("Send one Idempotency-Key header.")
+		return "", false, errorf(CodeInvalidRequest, "Send one Idempotency-Key header.")
 	}
 	v := strings.TrimSpace(values[0])
 	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 		v = v[1 : len(v)-1]
 	}
 	if v == "" || len(v) > MaxIdempotencyKeyLen {
-		return "", false, fmt.Errorf("The Idempotency-Key must be 1 to %d characters.", MaxIdempotencyKeyLen)
+		return "", false, errorf(CodeInvalidRequest, fmt.Sprintf("The Idempotency-Key must be 1 to %d characters.", MaxIdempotencyKeyLen))
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x21 || v[i] > 0x7e || v[i] == '"' || v[i] == '\\' {
-			return "", false, errors.New("The Idempotency-Key must be visible ASCII.")
+			return "", false, errorf(CodeInvalidRequest, "The Idempotency-Key must be visible ASCII.")
 		}
 	}
 	return v, true, nil
 }
 
-func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope, key string, body []byte) {
+func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope string, scopes *pacingScopes, key string, body []byte) {
 	// Store keys are hashed so that session tokens never reach the store.
 	sum := sha256.Sum256([]byte(scope + "\x00" + key))
 	storeKey := hex.EncodeToString(sum[:])
+	// The store's per-client share is charged to the address where the
+	// address paces the request: fresh anonymous sessions do not multiply it.
+	charged := scope
+	if scopes.address != "" {
+		charged = scopes.address
+	}
+	client := sha256.Sum256([]byte(charged))
 	fingerprint := sha256.Sum256(body)
-	existing, err := h.store.Reserve(ctx, storeKey, fingerprint, h.window)
+	var token [16]byte
+	_, _ = rand.Read(token[:])
+	reservation := IdempotencyReservation{
+		Key:         storeKey,
+		Client:      hex.EncodeToString(client[:16]),
+		Fingerprint: fingerprint,
+		TTL:         h.window,
+		Deadline:    time.Now().Add(h.deadline),
+		Token:       hex.EncodeToString(token[:]),
+	}
+	existing, err := h.store.Reserve(ctx, reservation)
 	switch {
 	case err != nil:
 		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed", err))
@@ -454,7 +629,9 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		h.writeError(w, errorf(CodeIdempotencyKeyReused, "This Idempotency-Key was used with a different request."))
 		return
 	case existing != nil && !existing.Completed:
-		h.writeError(w, errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running."))
+		e := errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running.")
+		e.RetryAfter = max(time.Until(existing.Deadline), time.Second)
+		h.writeError(w, e)
 		return
 	case existing != nil:
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -465,13 +642,13 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	defer func() {
 		if !completed {
 			// Nothing ran, a panic, or the store failed: let a retry run.
-			_ = h.store.Release(context.WithoutCancel(ctx), storeKey)
+			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
-	status, resp, executed := h.runBatch(ctx, r, body)
+	status, resp, executed := h.runBatch(ctx, w, r, body)
 	if !executed {
 		// Refused before any operation started (invalid, rate limited, the
-		// deadline or the client gone first): storing the refusal would
+		// deadline or a shutdown first): storing the refusal would
 		// replay it to every retry for the whole window although nothing
 		// was executed under the key.
 		h.write(w, status, resp)
@@ -479,7 +656,7 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		return
 	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
-	if err := h.store.Complete(context.WithoutCancel(ctx), storeKey, rec, h.window); err != nil {
+	if err := h.store.Complete(context.WithoutCancel(ctx), reservation, rec); err != nil {
 		if h.logger != nil {
 			h.logger.ErrorContext(ctx, "webagents: idempotency store failed", slog.String("error", err.Error()))
 		}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +86,7 @@ func newTestSite(t testing.TB, opts *HandlerOptions) *testSite {
 			return map[string]any{"items": items}, nil
 		}),
 	}
-	h, err := NewHandler(o)
+	h, err := NewHandler(&o)
 	require.NoError(t, err)
 	s.h = h
 	return s
@@ -174,7 +176,7 @@ func TestHandlerRequestCodes(t *testing.T) {
 		body   string
 		hdr    map[string]string
 		status int
-		code   string
+		code   Code
 	}{
 		{"bad JSON", `{"version":`, nil, 400, CodeInvalidRequest},
 		{"empty body", ``, nil, 400, CodeInvalidRequest},
@@ -225,7 +227,7 @@ func TestHandlerCSRFMatrix(t *testing.T) {
 		method string
 		hdr    map[string]string
 		status int
-		code   string
+		code   Code
 	}{
 		{"same origin", "POST", map[string]string{"Origin": testOrigin, "Sec-Fetch-Site": "same-origin"}, 200, ""},
 		{"no Origin (non-browser)", "POST", nil, 200, ""},
@@ -312,17 +314,18 @@ func TestNewHandlerErrors(t *testing.T) {
 	cross.Workflow.Endpoint = "https://evil.example/api"
 	tests := []struct {
 		name string
-		opts HandlerOptions
+		opts *HandlerOptions
 	}{
-		{"no manifest", HandlerOptions{Origin: testOrigin, Actions: all}},
-		{"bad origin", HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
-		{"ftp origin", HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
-		{"missing handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
-		{"unpublished handler", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+		{"nil options", nil},
+		{"no manifest", &HandlerOptions{Origin: testOrigin, Actions: all}},
+		{"bad origin", &HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
+		{"ftp origin", &HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
+		{"missing handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
+		{"unpublished handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
 			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
-		{"cross-origin endpoint", HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
-		{"body limit below protocol", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
-		{"result limit above the transport cap", HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
+		{"cross-origin endpoint", &HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
+		{"body limit below protocol", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
+		{"result limit above the transport cap", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -333,7 +336,7 @@ func TestNewHandlerErrors(t *testing.T) {
 	// A manifest built in Go is validated too.
 	bad := &Manifest{Version: "0.1", Workflow: Workflow{Endpoint: "/e", MaxOperations: 99},
 		Actions: map[string]*Action{"a": {Effect: "nope"}}}
-	_, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
+	_, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.GreaterOrEqual(t, len(ve.Problems), 2)
@@ -341,7 +344,7 @@ func TestNewHandlerErrors(t *testing.T) {
 
 func TestHandlerLoopbackOrigin(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
 		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
@@ -372,7 +375,7 @@ func TestHandlerContextHook(t *testing.T) {
 	type userKey struct{}
 	m := manifestWith(t, "", `{"me":{}}`)
 	var seen string
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			switch r.Header.Get("Authorization") {
 			case "Bearer good":
@@ -396,7 +399,7 @@ func TestHandlerContextHook(t *testing.T) {
 	assert.Contains(t, rec.Header().Get("Set-Cookie"), "seen=1")
 	rec = post(h, body, map[string]string{"Authorization": "Bearer expired"})
 	assert.Equal(t, 401, rec.Code)
-	assert.Equal(t, "unauthorized", decodeEnvelope(t, rec).Code)
+	assert.Equal(t, CodeUnauthorized, decodeEnvelope(t, rec).Code)
 	rec = post(h, body, nil)
 	assert.Equal(t, 500, rec.Code)
 	assert.NotContains(t, rec.Body.String(), "secret")
@@ -444,7 +447,7 @@ func TestHandlerIdempotencyInProgress(t *testing.T) {
 	m := manifestWith(t, "", `{"slow":{"effect":"write"}}`)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
 		"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
 			close(started)
 			<-release
@@ -459,6 +462,10 @@ func TestHandlerIdempotencyInProgress(t *testing.T) {
 	rec := post(h, body, key)
 	assert.Equal(t, 409, rec.Code)
 	assert.Equal(t, CodeIdempotencyInProgress, decodeEnvelope(t, rec).Code)
+	// Retry-After: the running batch's remaining deadline (30 s by default).
+	retry, err := strconv.Atoi(rec.Header().Get("Retry-After"))
+	require.NoError(t, err)
+	assert.True(t, retry >= 29 && retry <= 30, "Retry-After %d", retry)
 	close(release)
 	assert.Equal(t, 200, <-done)
 	assert.Equal(t, "true", post(h, body, key).Header().Get("Idempotent-Replayed"))
@@ -468,7 +475,7 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"}}`)
 	var calls int
 	var mu sync.Mutex
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 		},
@@ -486,45 +493,112 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 	assert.Equal(t, 2, calls, "once per (session, key)")
 }
 
+// reserve is a reservation of key by client for an hour.
+func reserve(key, client string, fp [32]byte) IdempotencyReservation {
+	return IdempotencyReservation{Key: key, Client: client, Fingerprint: fp, TTL: time.Hour, Token: "token-" + key}
+}
+
 func TestMemoryIdempotencyStoreWindowAndBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		s := NewMemoryIdempotencyStore(2)
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 2, MaxClientEntries: 2})
 		fp := [32]byte{1}
-		rec, err := s.Reserve(ctx, "a", fp, time.Hour)
+		rec, err := s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		assert.Nil(t, rec)
-		rec, err = s.Reserve(ctx, "a", fp, time.Hour)
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		require.NotNil(t, rec)
 		assert.False(t, rec.Completed)
-		require.NoError(t, s.Complete(ctx, "a", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}, time.Hour))
-		_, err = s.Reserve(ctx, "b", fp, time.Hour)
+		require.NoError(t, s.Complete(ctx, reserve("a", "c1", fp), IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("x")}))
+		time.Sleep(time.Minute)
+		_, err = s.Reserve(ctx, reserve("b", "c1", fp))
 		require.NoError(t, err)
-		// Full: the oldest completed entry makes room.
-		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
-		require.NoError(t, err)
-		assert.Nil(t, rec)
-		assert.Equal(t, 2, s.Len())
-		// Full of running requests: refused.
-		_, err = s.Reserve(ctx, "d", fp, time.Hour)
+		// Full: a completed record inside its window is never evicted; the
+		// request is refused until the oldest record expires.
+		rec, err = s.Reserve(ctx, reserve("c", "c2", fp))
 		var e *Error
 		require.ErrorAs(t, err, &e)
-		assert.Equal(t, CodeRateLimited, e.Code)
+		assert.Nil(t, rec)
+		assert.Equal(t, CodeIdempotencyUnavailable, e.Code)
+		assert.Equal(t, 503, e.HTTPStatus())
+		assert.Equal(t, time.Hour-time.Minute, e.RetryAfter, "until the oldest record expires")
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
+		require.NoError(t, err)
+		require.NotNil(t, rec, "the completed record is still there")
+		assert.True(t, rec.Completed)
 		// Released and expired entries go.
-		require.NoError(t, s.Release(ctx, "b"))
+		require.NoError(t, s.Release(ctx, reserve("b", "c1", fp)))
 		assert.Equal(t, 1, s.Len())
 		time.Sleep(2 * time.Hour)
-		rec, err = s.Reserve(ctx, "c", fp, time.Hour)
+		rec, err = s.Reserve(ctx, reserve("a", "c1", fp))
 		require.NoError(t, err)
 		assert.Nil(t, rec, "an expired key is new again")
+		assert.Equal(t, 1, s.Len())
+		assert.Zero(t, s.Bytes(), "the expired body is no longer counted")
+	})
+}
+
+// TestMemoryIdempotencyStoreToken: only the request holding a reservation
+// completes or releases it; one whose record expired and was taken over by
+// another request cannot overwrite or drop the newer one.
+func TestMemoryIdempotencyStoreToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(nil)
+		first := reserve("k", "c", [32]byte{1})
+		first.TTL = time.Minute
+		_, err := s.Reserve(ctx, first)
+		require.NoError(t, err)
+		time.Sleep(2 * time.Minute) // first's batch outlived its record
+		second := reserve("k", "c", [32]byte{1})
+		second.Token = "second"
+		rec, err := s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.Nil(t, rec, "the expired key is taken over")
+		require.NoError(t, s.Complete(ctx, first, IdempotencyRecord{Status: 500, Body: []byte("stale")}))
+		require.NoError(t, s.Release(ctx, first))
+		rec, err = s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.NotNil(t, rec, "the second reservation survives the first's release")
+		assert.False(t, rec.Completed, "and the first's completion")
+		require.NoError(t, s.Complete(ctx, second, IdempotencyRecord{Status: 200, Body: []byte("ok")}))
+		rec, err = s.Reserve(ctx, second)
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+		assert.Equal(t, []byte("ok"), rec.Body)
+	})
+}
+
+// TestMemoryIdempotencyStoreBytes: the store is bounded by the bytes of
+// stored responses, overall and per client, not only by keys.
+func TestMemoryIdempotencyStoreBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxBytes: 1000, MaxClientBytes: 600})
+		big := make([]byte, 600)
+		_, err := s.Reserve(ctx, reserve("a", "c1", [32]byte{}))
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, reserve("a", "c1", [32]byte{}), IdempotencyRecord{Status: 200, Body: big}))
+		assert.Equal(t, 600, s.Bytes())
+		_, err = s.Reserve(ctx, reserve("b", "c1", [32]byte{}))
+		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "c1 holds its byte share")
+		_, err = s.Reserve(ctx, reserve("b", "c2", [32]byte{}))
+		require.NoError(t, err, "another client still has room")
+		require.NoError(t, s.Complete(ctx, reserve("b", "c2", [32]byte{}), IdempotencyRecord{Status: 200, Body: big}))
+		_, err = s.Reserve(ctx, reserve("c", "c3", [32]byte{}))
+		assert.ErrorIs(t, err, &Error{Code: CodeIdempotencyUnavailable}, "the store holds its bytes")
+		time.Sleep(time.Hour)
+		_, err = s.Reserve(ctx, reserve("c", "c3", [32]byte{}))
+		require.NoError(t, err, "expiry frees the bytes")
+		assert.Zero(t, s.Bytes())
 	})
 }
 
 func TestHandlerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := manifestWith(t, "", `{"slow":{}}`)
-		h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
 			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
@@ -540,7 +614,7 @@ func TestHandlerDeadline(t *testing.T) {
 
 func TestHandlerRateLimited(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Limiter: limiterFunc(func(context.Context, string) error {
 			return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
 		}),
@@ -559,7 +633,7 @@ func (f limiterFunc) Wait(ctx context.Context, session string) error { return f(
 
 func TestHandlerResultTooLarge(t *testing.T) {
 	m := manifestWith(t, "", `{"big":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
 		Actions: map[string]ActionHandler{"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return strings.Repeat("x", 200), nil
 		})}})
@@ -571,7 +645,7 @@ func TestHandlerResultTooLarge(t *testing.T) {
 
 func TestHandlerReferencesDisabled(t *testing.T) {
 	m := manifestWith(t, `"references":false`, `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"},{"id":"y","action":"a","input":{"v":{"$ref":"x"}}}]}`, nil)
@@ -583,7 +657,7 @@ func TestHandlerLimiterScope(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
 	var mu sync.Mutex
 	var scopes []string
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 		},
@@ -609,7 +683,7 @@ func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"},"s":{"inputSchema":{"type":"object","required":["q"]}}}`)
 	var mu sync.Mutex
 	refuse, calls := true, 0
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m,
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
 		Limiter: limiterFunc(func(context.Context, string) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -654,16 +728,16 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 	ctx := t.Context()
 	var s MemoryIdempotencyStore
 	fp := [32]byte{7}
-	rec, err := s.Reserve(ctx, "k", fp, time.Hour)
+	rec, err := s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	assert.Nil(t, rec, "reserved")
-	require.NoError(t, s.Complete(ctx, "k", IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}, time.Hour))
-	rec, err = s.Reserve(ctx, "k", fp, time.Hour)
+	require.NoError(t, s.Complete(ctx, reserve("k", "c", fp), IdempotencyRecord{Fingerprint: fp, Status: 200, Body: []byte("{}")}))
+	rec, err = s.Reserve(ctx, reserve("k", "c", fp))
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.True(t, rec.Completed)
-	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, "x", IdempotencyRecord{}, time.Hour) })
-	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, "x"))
+	assert.NotPanics(t, func() { _ = new(MemoryIdempotencyStore).Complete(ctx, reserve("x", "c", fp), IdempotencyRecord{}) })
+	assert.NoError(t, new(MemoryIdempotencyStore).Release(ctx, reserve("x", "c", fp)))
 	assert.Zero(t, new(MemoryIdempotencyStore).Len())
 }
 
@@ -673,15 +747,17 @@ func TestMemoryIdempotencyStoreZeroValue(t *testing.T) {
 func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		s := NewMemoryIdempotencyStore(100)
+		s := NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100})
 		for i := range 10_000 {
 			key := fmt.Sprintf("k%d", i)
-			_, err := s.Reserve(ctx, key, [32]byte{}, time.Hour)
+			_, err := s.Reserve(ctx, reserve(key, "c", [32]byte{}))
 			require.NoError(t, err)
-			require.NoError(t, s.Release(ctx, key))
+			require.NoError(t, s.Release(ctx, reserve(key, "c", [32]byte{})))
 		}
 		for range 1_000 {
-			_, err := s.Reserve(ctx, "same", [32]byte{}, time.Minute)
+			r := reserve("same", "c", [32]byte{})
+			r.TTL = time.Minute
+			_, err := s.Reserve(ctx, r)
 			require.NoError(t, err)
 			time.Sleep(2 * time.Minute)
 		}
@@ -692,7 +768,7 @@ func TestMemoryIdempotencyStoreReleaseFreesMemory(t *testing.T) {
 
 type failingStore struct{ *MemoryIdempotencyStore }
 
-func (*failingStore) Reserve(context.Context, string, [32]byte, time.Duration) (*IdempotencyRecord, error) {
+func (*failingStore) Reserve(context.Context, IdempotencyReservation) (*IdempotencyRecord, error) {
 	return nil, errors.New("store down: redis://user:secret@10.0.0.9")
 }
 
@@ -702,7 +778,7 @@ func (*failingStore) Reserve(context.Context, string, [32]byte, time.Duration) (
 func TestHandlerIdempotencyStoreFailure(t *testing.T) {
 	var logs strings.Builder
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
 		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
 	require.NoError(t, err)
@@ -712,4 +788,184 @@ func TestHandlerIdempotencyStoreFailure(t *testing.T) {
 	assert.NotContains(t, rec.Body.String(), "secret")
 	assert.Contains(t, logs.String(), "idempotency store")
 	assert.NotContains(t, logs.String(), "context hook")
+}
+
+// TestHandlerIdempotencyFloodKeepsVictimRecord is issue 10's attack: one
+// anonymous client sends 10,050 keyed batches in 2 s to push a victim's
+// stored order out of the store, so that the victim's retry runs the
+// irreversible action again. The victim's record is never evicted inside
+// its window: the retry is a replay, and the attacker gets refusals once it
+// holds its share.
+func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
+		var mu sync.Mutex
+		orders := map[string]int{}
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+			"order.place": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+				var in struct {
+					Who string `json:"who"`
+				}
+				if err := req.Decode(&in); err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				orders[in.Who]++
+				return map[string]int{"order": orders[in.Who]}, nil
+			})}})
+		require.NoError(t, err)
+		send := func(addr, key, who string) *httptest.ResponseRecorder {
+			req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow",
+				strings.NewReader(`{"version":"0.1","operations":[{"id":"o","action":"order.place","input":{"who":"`+who+`"}}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+			req.RemoteAddr = addr
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		victim := send("198.51.100.7:40000", "order-1", "victim")
+		require.Equal(t, 200, victim.Code, victim.Body.String())
+
+		refused := 0
+		for i := range 10_050 {
+			rec := send("203.0.113.66:50000", fmt.Sprintf("flood-%d", i), "attacker")
+			if rec.Code == http.StatusServiceUnavailable {
+				refused++
+				assert.Equal(t, CodeIdempotencyUnavailable, decodeEnvelope(t, rec).Code)
+				assert.NotEmpty(t, rec.Header().Get("Retry-After"))
+			} else {
+				require.Equal(t, 200, rec.Code, rec.Body.String())
+			}
+			time.Sleep(2 * time.Second / 10_050)
+		}
+		assert.Equal(t, 10_050-DefaultIdempotencyEntries/DefaultIdempotencyClientShare, refused,
+			"the attacker holds at most its share of the store")
+
+		retry := send("198.51.100.7:40000", "order-1", "victim")
+		assert.Equal(t, 200, retry.Code)
+		assert.Equal(t, "true", retry.Header().Get("Idempotent-Replayed"), "the victim's retry is a replay")
+		assert.Equal(t, victim.Body.String(), retry.Body.String())
+		assert.Equal(t, 1, orders["victim"], "the order was placed once")
+
+		// A third client still gets a key while the attacker is refused.
+		other := send("192.0.2.200:1000", "k", "other")
+		assert.Equal(t, 200, other.Code)
+		assert.Empty(t, other.Header().Get("Idempotent-Replayed"))
+	})
+}
+
+// TestHandlerAddressPacing is issue 10 item 8: batches that each carry a
+// fresh anonymous session are paced by client address as well, so a client
+// cannot escape cross-batch pacing by taking a new cookie per batch. The
+// model is configurable: signed-in sessions are paced by session only,
+// unless PaceAllByAddress; PaceSessionsOnly turns address pacing off.
+func TestHandlerAddressPacing(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		mode      AddressPacing
+		anonymous bool
+		paced     bool
+	}{
+		{"anonymous sessions, default", PaceAnonymousByAddress, true, true},
+		{"signed-in sessions, default", PaceAnonymousByAddress, false, false},
+		{"signed-in sessions, all by address", PaceAllByAddress, false, true},
+		{"anonymous sessions, sessions only", PaceSessionsOnly, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := manifestWith(t, `"pacing":{"minIntervalMs":100,"maxConcurrency":1}`, `{"a":{}}`)
+				var mu sync.Mutex
+				var starts []time.Time
+				h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, AddressPacing: tc.mode,
+					Limiter: &SessionLimiter{Interval: interval},
+					Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+						if tc.anonymous {
+							return WithAnonymousSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+						}
+						return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+					},
+					Actions: map[string]ActionHandler{"a": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+						mu.Lock()
+						defer mu.Unlock()
+						starts = append(starts, req.Started)
+						return 1, nil
+					})}})
+				require.NoError(t, err)
+				var ops []string
+				for i := range 8 {
+					ops = append(ops, fmt.Sprintf(`{"id":"o%d","action":"a"}`, i))
+				}
+				body := `{"version":"0.1","operations":[` + strings.Join(ops, ",") + `]}`
+				var wg sync.WaitGroup
+				codes := make(chan int, 8)
+				for i := range 8 {
+					wg.Go(func() {
+						codes <- post(h, body, map[string]string{"X-Session": fmt.Sprintf("fresh-%d", i)}).Code
+					})
+				}
+				wg.Wait()
+				close(codes)
+				for c := range codes {
+					assert.Equal(t, 200, c)
+				}
+				require.Len(t, starts, 64)
+				slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+				closest := starts[len(starts)-1].Sub(starts[0])
+				for i := 1; i < len(starts); i++ {
+					closest = min(closest, starts[i].Sub(starts[i-1]))
+				}
+				if tc.paced {
+					assert.GreaterOrEqual(t, closest, interval, "one address: starts at least the interval apart")
+					assert.GreaterOrEqual(t, starts[63].Sub(starts[0]), 63*interval)
+				} else {
+					assert.Less(t, closest, interval, "separate sessions are paced separately")
+				}
+			})
+		})
+	}
+}
+
+// TestHandlerIdempotencyShareByAddress: the stored responses of anonymous
+// sessions are charged to their client address, so fresh cookies do not
+// multiply a client's share of the store; signed-in sessions have their own.
+func TestHandlerIdempotencyShareByAddress(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{"effect":"write"}}`)
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
+		IdempotencyStore: NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100, MaxClientEntries: 2}),
+		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+			if r.Header.Get("X-Signed-In") != "" {
+				return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+			}
+			return WithAnonymousSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+		},
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+	for i, want := range []int{200, 200, 503} {
+		rec := post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": fmt.Sprintf("anon-%d", i)})
+		assert.Equal(t, want, rec.Code, "anonymous session %d", i)
+	}
+	for i := range 2 {
+		rec := post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": fmt.Sprintf("user-%d", i), "X-Signed-In": "1"})
+		assert.Equal(t, 200, rec.Code, "signed-in session %d", i)
+	}
+}
+
+// TestHandlerRetryAfterFromLimiter: a Limiter refusal that says when to
+// retry (its backend is down) reaches the client as Retry-After.
+func TestHandlerRetryAfterFromLimiter(t *testing.T) {
+	m := manifestWith(t, "", `{"a":{}}`)
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
+		Limiter: limiterFunc(func(context.Context, string) error {
+			return &Error{Status: 503, Code: CodeUnavailable, Message: "Pacing is unavailable.", RetryAfter: 1500 * time.Millisecond}
+		}),
+		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	require.NoError(t, err)
+	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, nil)
+	assert.Equal(t, 503, rec.Code)
+	assert.Equal(t, CodeUnavailable, decodeEnvelope(t, rec).Code)
+	assert.Equal(t, "2", rec.Header().Get("Retry-After"))
 }

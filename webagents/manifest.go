@@ -68,13 +68,13 @@ type Action struct {
 	// PathPrefixes are the page paths the action is relevant for.
 	PathPrefixes []string `json:"pathPrefixes,omitempty"`
 
-	input *jsonschema.Schema // compiled InputSchema, nil when absent
+	input *compiledSchema // compiled InputSchema, nil when absent
 }
 
 // Manifest is a parsed, validated WebAgents manifest with every default
-// applied. Obtain one from ParseManifest or ParseDocument; a Manifest built
+// applied. Obtain one from [ParseManifest] or [ParseDocument]; a Manifest built
 // in Go states every field (the zero values of Parallel and References are
-// false) and is validated when given to NewHandler.
+// false) and is validated when given to [NewHandler].
 //
 // A Manifest is immutable once parsed and safe for concurrent use.
 type Manifest struct {
@@ -90,7 +90,7 @@ type Manifest struct {
 	names []string // sorted action names
 }
 
-// ParseOptions configures ParseManifest and ParseDocument. The zero value
+// ParseOptions configures [ParseManifest] and [ParseDocument]. The zero value
 // (or nil) accepts the first fenced block of a markdown document and skips
 // the same-origin check of the endpoint.
 type ParseOptions struct {
@@ -102,15 +102,20 @@ type ParseOptions struct {
 	// document, as the checker does. Otherwise the first block is used and
 	// the others are reported in Warnings, as the client does.
 	Strict bool
+	// MaxSchemaCost is the most an inputSchema or outputSchema may cost to
+	// validate with (see [DefaultMaxSchemaCost], the default when 0). A
+	// schema over it makes the manifest invalid with a "schema too complex"
+	// problem at the schema's path.
+	MaxSchemaCost int64
 }
 
 // ParseDocument parses a discovery document: raw JSON (trimmed text starting
 // with "{") or markdown holding a ```webagents or ```webagents-json fenced
 // block. Prose is discarded.
 //
-// It returns ErrDocumentTooLarge for a document over MaxDocumentChars,
-// ErrNoManifest for a document with neither (such as the unrelated
-// heading-based webagents.md format), and a *ValidationError listing every
+// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars],
+// [ErrNoManifest] for a document with neither (such as the unrelated
+// heading-based webagents.md format), and a *[ValidationError] listing every
 // problem of an invalid manifest.
 func ParseDocument(doc []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
@@ -128,9 +133,13 @@ func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, e
 	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
 		return nil, nil, ErrDocumentTooLarge
 	}
+	if n := utf16Len(string(doc)); n > MaxDocumentChars {
+		warnings = append(warnings, Problem{Path: "document", Message: fmt.Sprintf(
+			"is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, MaxDocumentChars)})
+	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return trimmed, nil, nil
+		return trimmed, warnings, nil
 	}
 	blocks, unterminated := fencedBlocks(doc)
 	switch {
@@ -149,11 +158,22 @@ func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, e
 		}
 		warnings = append(warnings, Problem{Path: "document", Message: msg + "; the first is used"})
 	}
+	// A manifest other clients cannot read, or read differently, must not
+	// validate here: it would publish actions no agent of theirs sees.
+	if ref, ok := referenceBlock(doc); !ok || !bytes.Equal(ref, jsTrim(blocks[0])) {
+		msg := "other WebAgents clients read this document differently: they take the text from the first " +
+			"```webagents (backticks, anywhere) to the next ``` (anywhere, even inside a string); " +
+			"use one ```webagents block, before any other that mentions it, with no ``` in its content"
+		if !ok && bytes.Contains(doc, []byte("~~~")) {
+			msg = "a ~~~webagents fence is not read by other WebAgents clients; fence the manifest with ```webagents"
+		}
+		return nil, nil, &ValidationError{Problems: []Problem{{Path: "document", Message: msg}}}
+	}
 	return blocks[0], warnings, nil
 }
 
 // ParseManifest parses and validates a manifest given as JSON. Duplicate and
-// case-variant keys are refused. It returns a *ValidationError listing every
+// case-variant keys are refused. It returns a *[ValidationError] listing every
 // problem found.
 func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
@@ -166,7 +186,10 @@ func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 }
 
 func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manifest, error) {
-	if err := strictjson.Check(data); err != nil {
+	// Duplicate keys and invalid UTF-8 are refused everywhere; keys that
+	// differ only in case only among the manifest's own fields (below), as
+	// a schema's "properties" may name both "id" and "ID".
+	if err := strictjson.CheckDuplicates(data); err != nil {
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: jsonProblem(err)}}}
 	}
 	tree, err := decodeTree(data)
@@ -174,6 +197,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: "not JSON"}}}
 	}
 	v := &validator{warnings: warnings}
+	v.caseVariantFields(tree)
 	if err := manifestSchema().Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -303,6 +327,38 @@ var (
 	knownAction   = []string{"description", "effect", "inputSchema", "outputSchema", "pathPrefixes"}
 )
 
+// caseVariantFields refuses keys that differ only in case among the
+// manifest's own fields (the top level, workflow, pacing and each action),
+// where encoding/json and a JavaScript client would read different members,
+// and among action names, which a model could confuse. Keys inside schemas
+// are data and may differ by case.
+func (v *validator) caseVariantFields(tree any) {
+	top, _ := tree.(map[string]any)
+	v.caseVariants("$", top)
+	wf, _ := top["workflow"].(map[string]any)
+	v.caseVariants("$.workflow", wf)
+	pacing, _ := wf["pacing"].(map[string]any)
+	v.caseVariants("$.workflow.pacing", pacing)
+	actions, _ := top["actions"].(map[string]any)
+	v.caseVariants("$.actions", actions)
+	for _, name := range slices.Sorted(maps.Keys(actions)) {
+		a, _ := actions[name].(map[string]any)
+		v.caseVariants(joinPath("$.actions", name), a)
+	}
+}
+
+func (v *validator) caseVariants(path string, obj map[string]any) {
+	seen := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		folded := strings.ToLower(k)
+		if prev, ok := seen[folded]; ok {
+			v.problem(joinPath(path, k), fmt.Sprintf("key differs only in case from %q", truncate(prev, 64)))
+			continue
+		}
+		seen[folded] = k
+	}
+}
+
 func (v *validator) unknownFields(path string, obj map[string]any, known []string) {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if !slices.Contains(known, k) {
@@ -311,7 +367,7 @@ func (v *validator) unknownFields(path string, obj map[string]any, known []strin
 	}
 }
 
-// build turns a decoded manifest into a Manifest, checking the rules JSON
+// build turns a decoded manifest into a [Manifest], checking the rules JSON
 // Schema cannot express. It tolerates a tree that failed the schema, so that
 // every problem is reported in one pass.
 func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
@@ -352,7 +408,12 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		}
 	}
 	if w.Endpoint != "" {
-		v.checkEndpoint(w.Endpoint, opts.BaseURL)
+		if len(jsTrim([]byte(w.Endpoint))) == 0 {
+			v.problem("$.workflow.endpoint", "is only white space; other clients trim it and refuse it as empty")
+		} else {
+			v.checkEndpoint(w.Endpoint, opts.BaseURL)
+		}
+		v.agreement("$.workflow.endpoint", w.Endpoint, MaxEndpointChars)
 	}
 
 	actions, _ := top["actions"].(map[string]any)
@@ -365,26 +426,40 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		v.unknownFields(path, obj, knownAction)
 		a := &Action{Name: name, Effect: EffectRead, PathPrefixes: []string{"/"}}
 		a.Description, _ = obj["description"].(string)
+		v.agreement(path+".description", a.Description, MaxDescriptionChars)
 		if e, ok := obj["effect"].(string); ok {
 			a.Effect = Effect(e)
 		}
 		if list, ok := obj["pathPrefixes"].([]any); ok && len(list) > 0 {
 			a.PathPrefixes = make([]string, 0, len(list))
-			for _, p := range list {
+			for i, p := range list {
 				s, _ := p.(string)
 				a.PathPrefixes = append(a.PathPrefixes, s)
+				v.agreement(fmt.Sprintf("%s.pathPrefixes[%d]", path, i), s, MaxPathPrefixChars)
 			}
 		}
 		if s, ok := obj["inputSchema"].(map[string]any); ok {
-			a.InputSchema, a.input = v.compileSchema(path+".inputSchema", s)
+			a.InputSchema, a.input = v.compileSchema(path+".inputSchema", s, opts.MaxSchemaCost)
 		}
 		if s, ok := obj["outputSchema"].(map[string]any); ok {
-			a.OutputSchema, _ = v.compileSchema(path+".outputSchema", s)
+			a.OutputSchema, _ = v.compileSchema(path+".outputSchema", s, opts.MaxSchemaCost)
 		}
 		m.Actions[name] = a
 	}
 	m.names = slices.Sorted(maps.Keys(m.Actions))
 	return m
+}
+
+// agreement warns where the originating client (JavaScript) reads a string
+// differently: it counts UTF-16 code units where the limits count code
+// points, and trims white space.
+func (v *validator) agreement(path, s string, limit int) {
+	if n := utf16Len(s); n > limit && utf8.RuneCountInString(s) <= limit {
+		v.warning(path, fmt.Sprintf("is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, limit))
+	}
+	if s != "" && len(jsTrim([]byte(s))) != len(s) {
+		v.warning(path, "has leading or trailing white space, which other clients trim")
+	}
 }
 
 func intOr(v any, def int) int {
@@ -469,7 +544,7 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-func (v *validator) compileSchema(path string, s map[string]any) (json.RawMessage, *jsonschema.Schema) {
+func (v *validator) compileSchema(path string, s map[string]any, maxCost int64) (json.RawMessage, *compiledSchema) {
 	raw, err := marshalCompact(s)
 	if err != nil {
 		v.problem(path, "cannot be serialized")
@@ -479,7 +554,18 @@ func (v *validator) compileSchema(path string, s map[string]any) (json.RawMessag
 		v.problem(path, fmt.Sprintf("is %d characters serialized; the limit is %d", n, MaxSchemaChars))
 		return raw, nil
 	}
-	compiled, err := compileUserSchema(raw)
+	if n := utf16Len(string(raw)); n > MaxSchemaChars {
+		v.warning(path, fmt.Sprintf("is %d UTF-16 code units serialized; clients that count them (JavaScript) refuse more than %d", n, MaxSchemaChars))
+	}
+	if maxCost <= 0 {
+		maxCost = DefaultMaxSchemaCost
+	}
+	compiled, err := compileUserSchema(raw, maxCost)
+	var tooComplex *SchemaComplexityError
+	if errors.As(err, &tooComplex) {
+		v.problem(path, tooComplex.Error())
+		return raw, nil
+	}
 	if err != nil {
 		v.problem(path, "does not compile as JSON Schema: "+schemaErrorMessage(err))
 		return raw, nil
@@ -614,12 +700,15 @@ func (m *Manifest) MarkdownDocument() ([]byte, error) {
 	buf.WriteString("# WebAgents\n\nThis site publishes actions for browser agents (WebAgents " + Version +
 		"). The manifest is the fenced block below; the same manifest is served at " + WellKnownPath + ".\n\n")
 	buf.WriteString("```webagents\n")
-	buf.Write(js)
+	// A backtick can only be inside a JSON string, where \u0060 means the
+	// same: escaped, no ``` in a description can end the block early for a
+	// client that looks for the next ``` anywhere.
+	buf.Write(bytes.ReplaceAll(js, []byte("`"), []byte(`\u0060`)))
 	buf.WriteString("```\n")
 	return buf.Bytes(), nil
 }
 
-// revalidate checks a Manifest that may have been built in Go by rendering
+// revalidate checks a [Manifest] that may have been built in Go by rendering
 // and parsing it, which also compiles its schemas.
 func (m *Manifest) revalidate(base string) (*Manifest, error) {
 	if m == nil {

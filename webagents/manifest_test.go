@@ -83,7 +83,14 @@ func TestParseManifestRules(t *testing.T) {
 		{"name 64", doc(okWorkflow, `{"`+"a"+strings.Repeat("b", 63)+`":{}}`), ""},
 		{"name 65", doc(okWorkflow, `{"`+"a"+strings.Repeat("b", 64)+`":{}}`), "$.actions.a" + strings.Repeat("b", 64)},
 		{"name duplicate", doc(okWorkflow, `{"a":{},"a":{}}`), "$"},
-		{"name case variant", doc(okWorkflow, `{"a":{},"A":{}}`), "$"},
+		{"name case variant", doc(okWorkflow, `{"a":{},"A":{}}`), "$.actions.a"},
+		{"schema properties differing in case are data", doc(okWorkflow,
+			`{"a":{"inputSchema":{"type":"object","properties":{"id":{"type":"string"},"ID":{"type":"integer"}}}}}`), ""},
+		{"duplicate inside a schema", doc(okWorkflow, `{"a":{"inputSchema":{"properties":{"id":{},"id":{}}}}}`), "$"},
+		{"case-variant workflow field", doc(`{"endpoint":"/e","Endpoint":"https://evil.example/"}`, okActions), "$.workflow.endpoint"},
+		{"case-variant action field", doc(okWorkflow, `{"a":{"effect":"read","Effect":"irreversible"}}`), "$.actions.a.effect"},
+		{"case-variant top field", `{"version":"0.1","Version":"9","workflow":` + okWorkflow + `,"actions":` + okActions + `}`, "$.version"},
+		{"invalid UTF-8 in a description", doc(okWorkflow, "{\"a\":{\"description\":\"caf\xe9\"}}"), "$"},
 		{"action not object", doc(okWorkflow, `{"a":1}`), "$.actions.a"},
 		{"effect write", doc(okWorkflow, `{"a":{"effect":"write"}}`), ""},
 		{"effect irreversible", doc(okWorkflow, `{"a":{"effect":"irreversible"}}`), ""},
@@ -230,7 +237,12 @@ func TestParseDocument(t *testing.T) {
 		{"markdown webagents-json", fence("webagents-json"), true, nil, 0},
 		{"info case-insensitive", fence("WebAgents"), true, nil, 0},
 		{"info with trailing space", "```webagents  \n" + manifest + "\n```\n", true, nil, 0},
-		{"tilde fence", "~~~webagents\n" + manifest + "\n~~~\n", true, nil, 0},
+		// What the originating client cannot read, or reads differently, is invalid here.
+		{"tilde fence", "~~~webagents\n" + manifest + "\n~~~\n", true, errInvalid, 0},
+		{"``` inside the block's JSON", "```webagents\n" +
+			doc(okWorkflow, `{"a":{"description":"Run `+"```"+`ls`+"```"+`."}}`) + "\n```\n", true, errInvalid, 0},
+		{"a quoted example before the block", "````md\n" + "```webagents\n{}\n```\n" + "````\n" + fence("webagents"), false, errInvalid, 0},
+		{"over 64000 UTF-16 units: a warning", fence("webagents") + strings.Repeat("😀", 32_000), true, nil, 1},
 		{"indented fence", "   ```webagents\n" + manifest + "\n   ```\n", true, nil, 0},
 		{"longer closing fence", "```webagents\n" + manifest + "\n`````\n", true, nil, 0},
 		{"CRLF", strings.ReplaceAll(fence("webagents"), "\n", "\r\n"), true, nil, 0},
@@ -327,4 +339,50 @@ func TestProblemPaths(t *testing.T) {
 	assert.Equal(t, "$", pointerToPath(""))
 	assert.Equal(t, `$.actions["cart.add"].pathPrefixes[0]`, pointerToPath("/actions/cart.add/pathPrefixes/0"))
 	assert.Equal(t, `$["a/b"]["~"]`, pointerToPath("/a~1b/~0"))
+}
+
+// TestAgreementWithTheOriginatingClient: issue 12 item 4. What it refuses
+// is refused here; where it reads a string differently, a warning.
+func TestAgreementWithTheOriginatingClient(t *testing.T) {
+	_, err := ParseManifest([]byte(doc(`{"endpoint":"   "}`, okActions)), nil)
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "$.workflow.endpoint", ve.Problems[0].Path)
+	assert.Contains(t, ve.Problems[0].Message, "only white space")
+
+	warned := func(t *testing.T, manifest, path, msg string) {
+		t.Helper()
+		m, err := ParseManifest([]byte(manifest), nil)
+		require.NoError(t, err)
+		for _, w := range m.Warnings {
+			if w.Path == path && strings.Contains(w.Message, msg) {
+				return
+			}
+		}
+		t.Errorf("no warning %q at %s in %v", msg, path, m.Warnings)
+	}
+	warned(t, doc(`{"endpoint":" /api/agent/workflow "}`, okActions), "$.workflow.endpoint", "white space")
+	warned(t, doc(okWorkflow, `{"a":{"description":"Finds things. "}}`), "$.actions.a.description", "white space")
+	warned(t, doc(okWorkflow, `{"a":{"pathPrefixes":["/shop\t"]}}`), "$.actions.a.pathPrefixes[0]", "white space")
+	// 300 emoji are 300 code points (allowed) and 600 UTF-16 units.
+	warned(t, doc(okWorkflow, `{"a":{"description":"`+strings.Repeat("😀", 300)+`"}}`), "$.actions.a.description", "600 UTF-16 code units")
+	warned(t, doc(okWorkflow, `{"a":{"pathPrefixes":["/`+strings.Repeat("😀", 200)+`"]}}`), "$.actions.a.pathPrefixes[0]", "UTF-16")
+	warned(t, doc(okWorkflow, `{"a":{"inputSchema":{"description":"`+strings.Repeat("😀", 7000)+`"}}}`), "$.actions.a.inputSchema", "UTF-16")
+
+	m, err := ParseManifest([]byte(doc(okWorkflow, `{"a":{"description":"Finds things."}}`)), nil)
+	require.NoError(t, err)
+	assert.Empty(t, m.Warnings)
+}
+
+// TestMarkdownDocumentEscapesBackticks: a description holding ``` must not
+// end the rendered block for clients that look for the next ``` anywhere.
+func TestMarkdownDocumentEscapesBackticks(t *testing.T) {
+	m, err := ParseManifest([]byte(doc(okWorkflow, `{"a":{"description":"Run `+"```ls```"+` first."}}`)), nil)
+	require.NoError(t, err)
+	md, err := m.MarkdownDocument()
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(md), "```"), "only the fences")
+	again, err := ParseDocument(md, &ParseOptions{Strict: true})
+	require.NoError(t, err)
+	assert.Equal(t, "Run ```ls``` first.", again.Action("a").Description)
 }

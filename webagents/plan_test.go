@@ -86,7 +86,7 @@ func TestPlanErrors(t *testing.T) {
 		m    *Manifest
 		path string
 		ops  []string
-		code string
+		code Code
 		op   string
 	}{
 		{"too many for the manifest", m, "", []string{`{"id":"a","action":"r"}`, `{"id":"b","action":"r"}`, `{"id":"c","action":"r"}`, `{"id":"d","action":"r"}`}, CodeTooManyOperations, ""},

@@ -6,76 +6,55 @@ import (
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/internal/memnet"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// Listener is an in-memory net.Listener: Dial returns one end of a
-// net.Pipe and Accept the other. It needs no file system and works inside
-// testing/synctest bubbles.
+// Listener is an in-memory [net.Listener]: [Listener.Dial] returns one end
+// of a [net.Pipe] and [Listener.Accept] the other. It needs no file system
+// and works inside [testing/synctest] bubbles. Its address, and both ends' addresses, are
+// network "memnet", "agentprototest". Its methods are safe for concurrent
+// use.
 type Listener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
+	l *memnet.Listener
 }
 
 // NewListener returns an open in-memory listener.
 func NewListener() *Listener {
-	return &Listener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	return &Listener{l: memnet.NewListener(&memnet.Options{Addr: memnet.Addr("agentprototest")})}
 }
 
-// Accept waits for the next Dial.
-func (l *Listener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
+// Accept waits for the next Dial. After Close it returns an error matching
+// [net.ErrClosed].
+func (l *Listener) Accept() (net.Conn, error) { return l.l.Accept() }
 
-// Dial connects to the listener.
-func (l *Listener) Dial(ctx context.Context) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+// Dial connects to the listener. It fails with an error matching
+// [net.ErrClosed] once the listener is closed, or with ctx's error.
+func (l *Listener) Dial(ctx context.Context) (net.Conn, error) { return l.l.Dial(ctx) }
 
-// Close stops Accept and Dial. It is idempotent.
-func (l *Listener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
+// Close stops Accept and Dial. It is idempotent. Connections already made
+// stay open.
+func (l *Listener) Close() error { return l.l.Close() }
 
-// Addr returns a placeholder address.
-func (l *Listener) Addr() net.Addr { return pipeAddr{} }
+// Addr returns the placeholder address "agentprototest".
+func (l *Listener) Addr() net.Addr { return l.l.Addr() }
 
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "agentprototest" }
-
-// BridgeOptions configures a Bridge. Nil means the defaults.
+// BridgeOptions configures a [Bridge]. Nil means the defaults.
 type BridgeOptions struct {
-	// Server configures the server; its Extension is the Bridge's Host.
+	// Server configures the server; its Extension is the [Bridge]'s Host.
 	// The zero value allows unauthenticated requests unless Token is set.
 	Server agentproto.ServerOptions
 	// Host configures the host.
 	Host agentproto.HostOptions
-	// Extension configures the stand-in extension. A nil Handler there
-	// means Echo unless Manual is set.
+	// Extension configures the stand-in extension. A nil [Handler] there
+	// means [Echo] unless Manual is set.
 	Extension Options
 	// Manual leaves requests to the test (Extension.Requests()).
 	Manual bool
 }
 
 // Bridge is a whole bridge in memory, for tests and examples: a Server on
-// an in-memory Listener, a Host joined to it, and a stand-in Extension at
+// an in-memory [Listener], a Host joined to it, and a stand-in [Extension] at
 // the browser end of the Host's native messaging pipe.
 type Bridge struct {
 	Server    *agentproto.Server
@@ -86,15 +65,15 @@ type Bridge struct {
 	wg sync.WaitGroup
 }
 
-// NewBridge starts a Bridge whose host and extension talk over an
-// in-memory pipe (nativemsg.Pipe). Close stops it.
+// NewBridge starts a [Bridge] whose host and extension talk over an
+// in-memory pipe ([nativemsg.Pipe]). Close stops it.
 func NewBridge(opts *BridgeOptions) *Bridge {
 	hostEnd, browserEnd := nativemsg.Pipe()
 	return NewBridgeOn(hostEnd, browserEnd, opts)
 }
 
-// NewBridgeOn starts a Bridge whose host and extension talk over the given
-// native messaging connection, such as nativemsg.OSPipe's (the link's real
+// NewBridgeOn starts a [Bridge] whose host and extension talk over the given
+// native messaging connection, such as [nativemsg.OSPipe]'s (the link's real
 // costs, as in a browser). Close stops it and closes both ends.
 func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Bridge {
 	var o BridgeOptions
@@ -110,7 +89,7 @@ func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Brid
 	b := &Bridge{Listener: NewListener()}
 	b.Host = agentproto.NewHost(hostEnd, &o.Host)
 	o.Server.Extension = b.Host
-	b.Server = agentproto.NewServer(o.Server)
+	b.Server = agentproto.NewServer(&o.Server)
 	b.Extension = NewExtension(browserEnd, &o.Extension)
 	b.wg.Go(func() { b.Host.Run(context.Background()) })
 	b.wg.Go(func() { b.Server.Serve(b.Listener) })

@@ -1,12 +1,20 @@
-// Command browserhub embeds the extension bridge hub: it serves the browser
-// extension on 127.0.0.1, keeps the panel's conversations and input history
-// in a folder, and drives the browser with commands read from stdin, one per
+// Command browserhub embeds the extension bridge hub (package extbridge):
+// it serves the browser extension on 127.0.0.1, keeps the panel's
+// conversations and input history in a folder, serves that folder's
+// artifacts/ to the panel, answers approvals from the panel or the
+// terminal, and drives the browser with commands read from stdin, one per
 // line (type help).
 //
-//	browserhub [--addr 127.0.0.1:52789] [--token T] [--dir DIR]
+//	browserhub [--addr 127.0.0.1:52789] [--token T] [--dir DIR] [--approval-timeout 5m] [-v]
 //
 // The token comes from --token, else $BROWSERHUB_TOKEN; when neither is set
 // a new one is made and printed, to be copied into the extension's options.
+//
+// The files of this folder, each a part a CLI embedding the hub needs:
+// main.go (flags, signals), hub.go (hub options, serving, the command loop,
+// shutdown), backend.go (the panel's frames: conversations, history, mode,
+// new chat, a reply turn), command.go (parsing stdin's commands), store.go
+// (conversations on disk through os.Root).
 package main
 
 import (
@@ -20,17 +28,17 @@ import (
 	"syscall"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browserhub"
 )
 
 func main() {
 	addr := flag.String("addr", extbridge.DefaultAddr, "listen address (loopback only)")
-	token := flag.String("token", "", "shared token (default $"+browserhub.TokenEnv+", else a new one is printed)")
+	token := flag.String("token", "", "shared token (default $"+TokenEnv+", else a new one is printed)")
 	dir := flag.String("dir", defaultDir(), "folder for conversations, input history and artifacts")
+	approvalTimeout := flag.Duration("approval-timeout", DefaultApprovalTimeout, "how long approve? waits for an answer")
 	verbose := flag.Bool("v", false, "log hub diagnostics to stderr")
 	flag.Parse()
 
-	tok, generated, err := browserhub.ResolveToken(*token, os.Getenv(browserhub.TokenEnv))
+	tok, generated, err := ResolveToken(*token, os.Getenv(TokenEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "browserhub:", err)
 		os.Exit(1)
@@ -44,8 +52,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = browserhub.Run(ctx, browserhub.Config{
+	err = Run(ctx, Config{
 		Addr: *addr, Token: tok, Dir: *dir, In: os.Stdin, Out: os.Stdout, Logger: logger,
+		ApprovalTimeout: *approvalTimeout,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

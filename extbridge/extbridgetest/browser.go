@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Browser is a scripted browser, a BrowserHandler for Options.Browser: it
+// Browser is a scripted browser, a [BrowserHandler] for Options.Browser: it
 // keeps a list of tabs (the first is the controlled one), page titles and
 // texts by URL, the values typed into selectors and the selectors clicked.
 // Its methods are safe for concurrent use.
@@ -17,6 +17,7 @@ type Browser struct {
 	pages  map[string]Page
 	values map[string]string
 	clicks []string
+	enters []string
 	image  []byte
 }
 
@@ -73,6 +74,14 @@ func (b *Browser) Clicks() []string {
 	return slices.Clone(b.clicks)
 }
 
+// Enters returns the selectors of the type commands that pressed Enter,
+// in order.
+func (b *Browser) Enters() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.enters)
+}
+
 // Value returns the text last typed into selector.
 func (b *Browser) Value(selector string) string {
 	b.mu.Lock()
@@ -101,6 +110,9 @@ func (b *Browser) HandleCommand(_ context.Context, cmd *Command) *Result {
 		return &Result{URL: cur.URL, Title: cur.Title}
 	case "type":
 		b.values[cmd.Selector] = cmd.Text
+		if cmd.PressEnter {
+			b.enters = append(b.enters, cmd.Selector)
+		}
 		return &Result{URL: cur.URL, Title: cur.Title}
 	case "read":
 		text, found := b.pages[cur.URL].Text[cmd.Selector]

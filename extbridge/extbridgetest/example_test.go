@@ -13,7 +13,7 @@ import (
 // commands, the fake panel approves every request, and the test drives the
 // panel's side (a tool request, a list_models) itself.
 func Example() {
-	hub, err := extbridge.NewHub(extbridge.HubOptions{
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{
 		Token: "test-token",
 		Tools: extbridge.ToolHandlerFunc(func(_ context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
 			return &extbridge.ToolResult{Success: true, Output: "ran " + req.ToolArgs}, nil

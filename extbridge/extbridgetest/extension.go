@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Defaults of Options.
+// Defaults of [Options].
 const (
 	// DefaultOrigin is the Origin the fake sends unless told otherwise: a
 	// Chrome extension id (32 letters a-p), as the real extension sends.
@@ -35,17 +35,17 @@ type Options struct {
 	// Token is sent in the browser_hello.
 	Token string
 
-	// Origin is the Origin header. Default DefaultOrigin. NoOrigin sends
+	// Origin is the Origin header. Default [DefaultOrigin]. NoOrigin sends
 	// none.
 	Origin   string
 	NoOrigin bool
 
 	// Version is the extension_version of the hello. Default
-	// DefaultVersion.
+	// [DefaultVersion].
 	Version string
 
 	// HTTPClient dials the hub: Listener.HTTPClient for a hub served on a
-	// Listener. Default: a client without keep-alives.
+	// [Listener]. Default: a client without keep-alives.
 	HTTPClient *http.Client
 
 	// Browser answers browser commands. Default: none; commands are queued
@@ -79,7 +79,7 @@ type BrowserHandler interface {
 	HandleCommand(ctx context.Context, cmd *Command) *Result
 }
 
-// BrowserHandlerFunc adapts a function to BrowserHandler.
+// BrowserHandlerFunc adapts a function to [BrowserHandler].
 type BrowserHandlerFunc func(ctx context.Context, cmd *Command) *Result
 
 // HandleCommand calls f(ctx, cmd).
@@ -96,7 +96,7 @@ type ApprovalHandler interface {
 	HandleApproval(ctx context.Context, req *ApprovalRequest) string
 }
 
-// ApprovalHandlerFunc adapts a function to ApprovalHandler.
+// ApprovalHandlerFunc adapts a function to [ApprovalHandler].
 type ApprovalHandlerFunc func(ctx context.Context, req *ApprovalRequest) string
 
 // HandleApproval calls f(ctx, req).
@@ -141,7 +141,7 @@ type Command struct {
 	Raw        []byte `json:"-"` // the whole frame, for members of newer actions
 }
 
-// Result is a browser_result. Reply and the BrowserHandler machinery fill
+// Result is a browser_result. Reply and the [BrowserHandler] machinery fill
 // Type and ID.
 type Result struct {
 	Type          string `json:"type"`
@@ -181,7 +181,7 @@ type ToolResult struct {
 	Error   string `json:"error"`
 }
 
-// ErrClosed is returned (wrapped) by the Extension's methods once its
+// ErrClosed is returned (wrapped) by the [Extension]'s methods once its
 // connection has ended.
 var ErrClosed = errors.New("extbridgetest: connection closed")
 
@@ -458,7 +458,7 @@ func frameType(data []byte) string {
 }
 
 // Next returns the next queued frame the hub sent, in order, waiting until
-// one arrives, ctx is done, or the connection ends (ErrClosed).
+// one arrives, ctx is done, or the connection ends ([ErrClosed]).
 func (e *Extension) Next(ctx context.Context) (Frame, error) {
 	for {
 		e.mu.Lock()
@@ -574,6 +574,58 @@ func (e *Extension) UserMessage(ctx context.Context, content string, attachments
 	}{"user_message", content, attachments})
 }
 
+// NewChat sends what the panel's "New chat" button sends: the
+// user_message "/clear". A hub answers it as a new_session.
+func (e *Extension) NewChat(ctx context.Context) error {
+	return e.UserMessage(ctx, "/clear")
+}
+
+// Interrupt sends interrupt (the panel's stop button). The hub does not
+// answer it; a cancelled turn ends with an interrupted frame.
+func (e *Extension) Interrupt(ctx context.Context) error {
+	return e.Send(ctx, map[string]string{"type": "interrupt"})
+}
+
+// Ping sends the JSON keep-alive newer extensions send every 20 s.
+func (e *Extension) Ping(ctx context.Context) error {
+	return e.Send(ctx, map[string]string{"type": "ping"})
+}
+
+// SetMode sends set_mode (the panel's mode picker) and returns the mode
+// frame the hub answers with.
+func (e *Extension) SetMode(ctx context.Context, mode string) (string, error) {
+	f, err := e.Request(ctx, map[string]string{"type": "set_mode", "mode": mode}, "mode")
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Mode string `json:"mode"`
+	}
+	return m.Mode, f.Decode(&m)
+}
+
+// SelectModel sends select_model (the panel's /model menu) and returns
+// the models frame the hub answers with (a mode frame follows it).
+func (e *Extension) SelectModel(ctx context.Context, model string) (Frame, error) {
+	return e.Request(ctx, map[string]string{"type": "select_model", "model": model}, "models")
+}
+
+// Reconnected sends what the extension sends after every connect:
+// list_conversations, list_skills, list_models, list_history and, when
+// lastConversation is not empty, resume_conversation for it. The answers
+// are queued for Next.
+func (e *Extension) Reconnected(ctx context.Context, lastConversation string) error {
+	for _, typ := range []string{"list_conversations", "list_skills", "list_models", "list_history"} {
+		if err := e.Send(ctx, map[string]string{"type": typ}); err != nil {
+			return err
+		}
+	}
+	if lastConversation == "" {
+		return nil
+	}
+	return e.Send(ctx, map[string]string{"type": "resume_conversation", "id": lastConversation})
+}
+
 // Request sends frame (marshalled; a string is sent as a frame of that
 // type with no other member, such as "list_models") and returns the first
 // frame of type replyType the hub sends after it, which is not queued for
@@ -667,7 +719,7 @@ func (e *Extension) Conn() *websocket.Conn { return e.ws }
 
 // Close closes the connection at once (no close handshake, as a service
 // worker being killed) and waits for the reader goroutine and, after
-// Connect, the in-memory server. It is idempotent.
+// [Connect], the in-memory server. It is idempotent.
 func (e *Extension) Close() error {
 	var err error
 	e.closeOnce.Do(func() {

@@ -26,7 +26,7 @@ const token = "0123456789abcdef0123456789abcdef"
 func newHub(t *testing.T, opts extbridge.HubOptions) *extbridge.Hub {
 	t.Helper()
 	opts.Token = token
-	h, err := extbridge.NewHub(opts)
+	h, err := extbridge.NewHub(&opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, h.Close()) })
 	return h
@@ -83,7 +83,7 @@ func TestBrowserAndQueuedCommands(t *testing.T) {
 		assert.Equal(t, "Welcome", res.Content)
 		_, err = h.Click(t.Context(), "#buy")
 		require.NoError(t, err)
-		_, err = h.Type(t.Context(), "#q", "socks", false)
+		_, err = h.Type(t.Context(), "#q", "socks", nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"#buy"}, b.Clicks())
 		assert.Equal(t, "socks", b.Value("#q"))

@@ -16,7 +16,7 @@ import (
 func DialAgent(ctx context.Context, socket, token string) (*agentproto.Client, error) {
 	var last error
 	for {
-		c, err := agentproto.Dial(ctx, socket, &agentproto.ClientOptions{Token: token, RequireSameUser: true})
+		c, err := agentproto.Dial(ctx, socket, &agentproto.ClientOptions{Token: token})
 		if err == nil {
 			h, herr := c.Health(ctx)
 			if herr == nil && h.ExtensionOnline() {

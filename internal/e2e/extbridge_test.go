@@ -22,7 +22,7 @@ import (
 // test ends or stop is called.
 func startHub(t *testing.T, addr, token string, connected chan<- extbridge.ConnInfo) (hub *extbridge.Hub, port int, stop func()) {
 	t.Helper()
-	hub, err := extbridge.NewHub(extbridge.HubOptions{
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{
 		Token: token,
 		OnConnect: func(ci extbridge.ConnInfo) {
 			if connected != nil {
@@ -79,7 +79,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 		assert.Equal(t, site.URL+"/form", res.URL)
 		assert.Equal(t, "Search", res.Title)
 
-		_, err = hub.Type(ctx, "#q", "usb hub", true)
+		_, err = hub.Type(ctx, "#q", "usb hub", &extbridge.TypeOptions{PressEnter: true})
 		require.NoError(t, err)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			res, err := hub.Read(ctx, "#r")

@@ -30,7 +30,7 @@ func TestAllThreeTogether(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	served := make(chan error, 1)
 	go func() {
-		served <- shop.Serve(ctx, l, shop.Options{
+		served <- shop.Serve(ctx, l, &shop.Options{
 			Origin:           origin,
 			PBKDF2Iterations: 1000,
 			Pacing:           &webagents.Pacing{MinIntervalMs: 20, MaxConcurrency: 2},

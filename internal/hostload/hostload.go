@@ -34,6 +34,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -91,6 +92,21 @@ type Result struct {
 	HostCPU time.Duration
 	// Baseline is what was subtracted from HostCPU.
 	Baseline time.Duration
+	// HostSwitches is the host process's voluntary context switches
+	// (times one of its threads went to sleep: waiting for input, parking
+	// an idle thread), summed over all its threads from its resource
+	// usage, less those of a host that only starts and exits
+	// (BaselineSwitches). -1 where the system does not report them.
+	HostSwitches, BaselineSwitches int64
+}
+
+// SwitchesPerRequest is the host's voluntary context switches per
+// request, or -1 when unknown.
+func (r *Result) SwitchesPerRequest() float64 {
+	if r.Requests == 0 || r.HostSwitches < 0 {
+		return -1
+	}
+	return float64(r.HostSwitches) / float64(r.Requests)
 }
 
 // PerSecond is the rate of answered requests.
@@ -141,8 +157,12 @@ func Run(ctx context.Context, bin string, scenarios []Scenario) ([]Result, error
 		if err != nil {
 			return results, fmt.Errorf("hostload: %s: %w", sc.Name, err)
 		}
-		res.Baseline = baseline
-		res.HostCPU = max(res.HostCPU-baseline, 0)
+		res.Baseline = baseline.cpu
+		res.HostCPU = max(res.HostCPU-baseline.cpu, 0)
+		res.BaselineSwitches = baseline.switches
+		if res.HostSwitches >= 0 && baseline.switches >= 0 {
+			res.HostSwitches = max(res.HostSwitches-baseline.switches, 0)
+		}
 		results = append(results, *res)
 	}
 	return results, nil
@@ -155,27 +175,8 @@ type host struct {
 	ext    *agentprototest.Extension
 	socket string
 	dir    string
-	stderr lockedBuffer // written by exec's copying goroutine while the host runs
+	stderr syncbuf.Buffer // written by exec's copying goroutine while the host runs
 	done   chan error
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine
-// writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func startHost(bin string, handler agentprototest.Handler) (*host, error) {
@@ -236,7 +237,7 @@ func (h *host) dial(ctx context.Context) (*agentproto.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	for {
-		c, err := agentproto.Dial(ctx, h.socket, &agentproto.ClientOptions{Token: token, RequireSameUser: true})
+		c, err := agentproto.Dial(ctx, h.socket, &agentproto.ClientOptions{Token: token})
 		if err == nil {
 			health, err := c.Health(ctx)
 			if err == nil && health.ExtensionOnline() {
@@ -255,24 +256,30 @@ func (h *host) dial(ctx context.Context) (*agentproto.Client, error) {
 	}
 }
 
+// usage is what a host process used.
+type usage struct {
+	cpu      time.Duration
+	switches int64 // voluntary context switches, -1 when unknown
+}
+
 // stop closes the extension's end of the link, as a browser does when the
-// extension disconnects, waits for the host to exit and returns its CPU
-// time.
-func (h *host) stop() (time.Duration, error) {
+// extension disconnects, waits for the host to exit and returns its
+// resource usage.
+func (h *host) stop() (usage, error) {
 	defer os.RemoveAll(h.dir)
 	h.ext.Close()
 	select {
 	case err := <-h.done:
 		if err != nil {
-			return 0, fmt.Errorf("the host exited with %v; its log: %s", err, tail(h.stderr.String()))
+			return usage{}, fmt.Errorf("the host exited with %v; its log: %s", err, tail(h.stderr.String()))
 		}
 	case <-time.After(10 * time.Second):
 		h.cmd.Process.Kill()
 		<-h.done
-		return 0, errors.New("the host did not exit within 10 s of its input closing")
+		return usage{}, errors.New("the host did not exit within 10 s of its input closing")
 	}
 	ps := h.cmd.ProcessState
-	return ps.UserTime() + ps.SystemTime(), nil
+	return usage{cpu: ps.UserTime() + ps.SystemTime(), switches: voluntarySwitches(ps)}, nil
 }
 
 func tail(s string) string {
@@ -282,27 +289,30 @@ func tail(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// measureBaseline returns the CPU time of a host that starts, answers one
+// measureBaseline returns the usage of a host that starts, answers one
 // bridge.health and exits. It takes the least of three runs.
-func measureBaseline(ctx context.Context, bin string) (time.Duration, error) {
-	best := time.Duration(-1)
+func measureBaseline(ctx context.Context, bin string) (usage, error) {
+	best := usage{cpu: -1, switches: -1}
 	for range 3 {
 		h, err := startHost(bin, agentprototest.Echo)
 		if err != nil {
-			return 0, err
+			return usage{}, err
 		}
 		c, err := h.dial(ctx)
 		if err != nil {
 			h.stop()
-			return 0, err
+			return usage{}, err
 		}
 		c.Close()
-		cpu, err := h.stop()
+		u, err := h.stop()
 		if err != nil {
-			return 0, err
+			return usage{}, err
 		}
-		if best < 0 || cpu < best {
-			best = cpu
+		if best.cpu < 0 || u.cpu < best.cpu {
+			best.cpu = u.cpu
+		}
+		if best.switches < 0 || u.switches < best.switches {
+			best.switches = u.switches
 		}
 	}
 	return best, nil
@@ -375,7 +385,7 @@ func runScenario(ctx context.Context, bin string, sc Scenario) (*Result, error) 
 	wg.Wait()
 	elapsed := time.Since(start)
 	closeClients()
-	cpu, stopErr := h.stop()
+	used, stopErr := h.stop()
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -383,7 +393,7 @@ func runScenario(ctx context.Context, bin string, sc Scenario) (*Result, error) 
 		return nil, stopErr
 	}
 	p50, p99 := Percentile(lat, 50), Percentile(lat, 99)
-	return &Result{Scenario: sc, Requests: len(lat), Elapsed: elapsed, P50: p50, P99: p99, HostCPU: cpu}, nil
+	return &Result{Scenario: sc, Requests: len(lat), Elapsed: elapsed, P50: p50, P99: p99, HostCPU: used.cpu, HostSwitches: used.switches}, nil
 }
 
 // Percentile returns the p-th percentile (nearest rank) of d, which it
@@ -411,10 +421,14 @@ func ScreenshotResult(n int) json.RawMessage {
 // WriteTable writes results as a Markdown table.
 func WriteTable(w io.Writer, results []Result) error {
 	var b strings.Builder
-	b.WriteString("| scenario | requests | requests/s | p50 | p99 | host CPU per request |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| scenario | requests | requests/s | p50 | p99 | host CPU per request | host voluntary switches per request |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %s |\n", r.Scenario.Name, r.Requests, r.PerSecond(),
-			round(r.P50), round(r.P99), round(r.CPUPerRequest()))
+		switches := "n/a"
+		if v := r.SwitchesPerRequest(); v >= 0 {
+			switches = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %s | %s |\n", r.Scenario.Name, r.Requests, r.PerSecond(),
+			round(r.P50), round(r.P99), round(r.CPUPerRequest()), switches)
 	}
 	if len(results) > 0 {
 		fmt.Fprintf(&b, "\nHost CPU is net of a start, hello, health and exit (%s).\n", round(results[0].Baseline))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -44,12 +45,17 @@ func TestRunMeasuresTheBuiltHost(t *testing.T) {
 		assert.GreaterOrEqual(t, r.P99, r.P50)
 		assert.Positive(t, r.Baseline, "a host that only starts and exits uses some CPU")
 		assert.GreaterOrEqual(t, r.HostCPU, time.Duration(0))
+		if runtime.GOOS == "linux" {
+			assert.Positive(t, r.BaselineSwitches, "a host sleeps while it waits for input")
+			assert.GreaterOrEqual(t, r.SwitchesPerRequest(), 0.0)
+		}
 	}
 	// Relaying a 1 MiB result three times costs the host CPU time.
 	assert.Positive(t, results[1].HostCPU)
 
 	var table strings.Builder
 	require.NoError(t, hostload.WriteTable(&table, results))
+	assert.Contains(t, table.String(), "host voluntary switches per request |")
 	assert.Contains(t, table.String(), "| 2 agents | 300 |")
 	assert.Contains(t, table.String(), "| 1 MiB result | 3 |")
 }

@@ -52,7 +52,9 @@ type accountResult struct {
 	Email    string `json:"email,omitempty"`
 }
 
-func (s *Shop) actions() map[string]webagents.ActionHandler {
+// Actions returns a handler for each action of the manifest. They need the
+// request's AgentSession in their context (WithAgentSession).
+func (s *Shop) Actions() map[string]webagents.ActionHandler {
 	actions := map[string]webagents.ActionHandler{
 		"catalog.search":  webagents.ActionFunc(s.actSearch),
 		"catalog.product": webagents.ActionFunc(s.actProduct),

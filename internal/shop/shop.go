@@ -1,10 +1,14 @@
-// Package shop is a small WebAgents demo site: a catalog with search and
-// product pages, sign-up and sign-in (PBKDF2-hashed passwords, a session
-// cookie), a cart and orders. People use the HTML pages; agents use the
-// WebAgents endpoint; both run on the same service layer (Store).
+// Package shop is the application code of a small WebAgents demo site: a
+// catalog with search and product pages, sign-up and sign-in (PBKDF2-hashed
+// passwords, a session cookie), a cart and orders. People use the HTML
+// pages; agents use the actions; both run on the same service layer
+// (Store).
 //
-// It is internal: examples/webagents-shop serves it, and tests and the demo
-// run it in-process with New.
+// The wiring of the actions into the webagents server adapter is not here:
+// examples/webagents-shop shows it with the public API (NewApp, Manifest,
+// AgentSession, Actions, webagents.NewHandler, Register). New and Serve
+// repeat that wiring for the demo and the tests, which run the site
+// in-process; the example's tests check that both serve the same site.
 package shop
 
 import (
@@ -18,13 +22,15 @@ import (
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
-// Options configures New. The zero value is usable on a loopback listener.
+// Options configures NewApp and New. The zero value is usable on a
+// loopback listener.
 type Options struct {
 	// Origin is the public origin ("http://127.0.0.1:8080"). Empty means the
 	// loopback address each request arrives on.
 	Origin string
-	// Pacing is the pacing the manifest publishes and the server enforces;
-	// nil means 120 ms between starts, 2 at once.
+	// Pacing is the pacing the manifest publishes and the server enforces
+	// (used by New, which wires the site; NewApp ignores it); nil means
+	// DefaultPacing.
 	Pacing *webagents.Pacing
 	// PBKDF2Iterations is the password hashing cost; 0 means 600,000.
 	// Tests may lower it.
@@ -44,24 +50,23 @@ type Options struct {
 // DefaultPacing is the pacing of a shop with no Options.Pacing.
 var DefaultPacing = webagents.Pacing{MinIntervalMs: 120, MaxConcurrency: 2}
 
-// Shop is the site: an http.Handler serving the pages, the discovery
-// documents and the agent endpoint. It is safe for concurrent use and starts
-// no goroutines.
+// Shop is the application: the service layer, the sessions and the HTML
+// pages (ServeHTTP), and the actions agents run (Actions). It is safe for
+// concurrent use and starts no goroutines.
 type Shop struct {
 	store    *Store
 	sessions *sessions
-	agent    *webagents.Handler
 	pages    *http.ServeMux
 	origin   string
 	logger   *slog.Logger
 	onAction func(operation, action string, start time.Time, took time.Duration)
 }
 
-// New builds a shop with the seeded catalog.
-func New(opts Options) (*Shop, error) {
-	pacing := DefaultPacing
-	if opts.Pacing != nil {
-		pacing = *opts.Pacing
+// NewApp builds the application with the seeded catalog; nil options mean
+// the defaults.
+func NewApp(opts *Options) (*Shop, error) {
+	if opts == nil {
+		opts = &Options{}
 	}
 	rounds := opts.PBKDF2Iterations
 	if rounds <= 0 {
@@ -83,10 +88,6 @@ func New(opts Options) (*Shop, error) {
 		}
 		origin = o
 	}
-	m, err := buildManifest(pacing)
-	if err != nil {
-		return nil, err
-	}
 	s := &Shop{
 		store:    newStore(rounds, maxUsers),
 		sessions: newSessions(len(origin) > 5 && origin[:5] == "https", maxSessions),
@@ -94,39 +95,20 @@ func New(opts Options) (*Shop, error) {
 		logger:   opts.Logger,
 		onAction: opts.OnAction,
 	}
-	var limiter webagents.Limiter
-	if pacing.MinIntervalMs > 0 {
-		limiter = &webagents.SessionLimiter{Interval: time.Duration(pacing.MinIntervalMs) * time.Millisecond}
-	}
-	s.agent, err = webagents.NewHandler(webagents.HandlerOptions{
-		Origin:   origin,
-		Manifest: m,
-		Context:  s.agentContext,
-		Actions:  s.actions(),
-		Limiter:  limiter,
-		Logger:   opts.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
 	s.pages = s.routes()
 	return s, nil
+}
+
+// Manifest returns the shop's manifest, publishing the given pacing.
+func Manifest(pacing webagents.Pacing) (*webagents.Manifest, error) {
+	return buildManifest(pacing)
 }
 
 // Store returns the service layer.
 func (s *Shop) Store() *Store { return s.store }
 
-// Manifest returns the published manifest.
-func (s *Shop) Manifest() *webagents.Manifest { return s.agent.Manifest() }
-
-// ServeHTTP serves the site.
+// ServeHTTP serves the HTML pages (not the agent endpoint).
 func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.EscapedPath() {
-	case webagents.MarkdownPath, webagents.WellKnownPath, s.agent.EndpointPath():
-		// The agent handler routes by exact path and never redirects.
-		s.agent.ServeHTTP(w, r)
-		return
-	}
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
@@ -135,10 +117,12 @@ func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pages.ServeHTTP(w, r)
 }
 
-// agentSession is what the agent endpoint's context carries. Agent requests
-// without a session cookie get no session until they sign up or in, so that
-// anonymous catalog reads cannot churn the session table.
-type agentSession struct {
+// AgentSession is the shop's session as the agent endpoint sees it: the
+// request's session cookie, if any. Actions that sign in create the
+// session (and set its cookie on the response); agent requests without a
+// cookie get none until then, so anonymous catalog reads cannot churn the
+// session table.
+type AgentSession struct {
 	shop *Shop
 	w    http.ResponseWriter
 
@@ -146,19 +130,53 @@ type agentSession struct {
 	sess *session // nil until the request has a session
 }
 
+// AgentSession loads the session of an agent request. Put it in the
+// actions' context with WithAgentSession.
+func (s *Shop) AgentSession(w http.ResponseWriter, r *http.Request) *AgentSession {
+	return &AgentSession{shop: s, w: w, sess: s.sessions.find(r)}
+}
+
+// Key returns the session's public name (not its cookie), or "" when the
+// request has no session.
+func (as *AgentSession) Key() string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.sess == nil {
+		return ""
+	}
+	return as.sess.id
+}
+
+// SignedIn reports whether a user is signed in to the session. A session
+// without one is anonymous: any visitor gets one by viewing a page.
+func (as *AgentSession) SignedIn() bool { return as.userID() != "" }
+
 type agentSessionKey struct{}
 
-func (s *Shop) agentContext(w http.ResponseWriter, r *http.Request) (context.Context, error) {
-	as := &agentSession{shop: s, w: w, sess: s.sessions.find(r)}
-	ctx := context.WithValue(r.Context(), agentSessionKey{}, as)
-	if as.sess != nil {
-		ctx = webagents.WithSessionKey(ctx, as.sess.id)
+// WithAgentSession returns a context carrying as, which the actions need.
+func WithAgentSession(ctx context.Context, as *AgentSession) context.Context {
+	return context.WithValue(ctx, agentSessionKey{}, as)
+}
+
+// AgentContext is the webagents.ContextFunc of the shop, as
+// examples/webagents-shop writes it out: the session in the context, named
+// with WithSessionKey when a user is signed in and WithAnonymousSessionKey
+// when not (so that fresh cookies are paced by address).
+func (s *Shop) AgentContext(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+	as := s.AgentSession(w, r)
+	ctx := WithAgentSession(r.Context(), as)
+	switch {
+	case as.Key() == "":
+		return ctx, nil
+	case as.SignedIn():
+		return webagents.WithSessionKey(ctx, as.Key()), nil
+	default:
+		return webagents.WithAnonymousSessionKey(ctx, as.Key()), nil
 	}
-	return ctx, nil
 }
 
 // userID returns the signed-in user of the request's session, or "".
-func (as *agentSession) userID() string {
+func (as *AgentSession) userID() string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.sess == nil {
@@ -170,7 +188,7 @@ func (as *agentSession) userID() string {
 // signIn binds userID to the request's session, creating the session when
 // there is none. Writes run one at a time, so no other operation of the
 // batch touches the response headers meanwhile.
-func (as *agentSession) signIn(userID string) {
+func (as *AgentSession) signIn(userID string) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.sess == nil {
@@ -179,7 +197,7 @@ func (as *agentSession) signIn(userID string) {
 	as.shop.sessions.signIn(as.w, as.sess, userID)
 }
 
-func (as *agentSession) signOut() {
+func (as *AgentSession) signOut() {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.sess != nil {
@@ -187,8 +205,8 @@ func (as *agentSession) signOut() {
 	}
 }
 
-func sessionFrom(ctx context.Context) (*agentSession, error) {
-	as, ok := ctx.Value(agentSessionKey{}).(*agentSession)
+func sessionFrom(ctx context.Context) (*AgentSession, error) {
+	as, ok := ctx.Value(agentSessionKey{}).(*AgentSession)
 	if !ok {
 		return nil, errors.New("shop: no session in context")
 	}

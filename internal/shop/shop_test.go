@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // startShop runs a shop on a loopback listener. posts counts POSTs to the
 // agent endpoint; a test can forbid them.
-func startShop(t *testing.T, opts Options) (*httptest.Server, *Shop) {
+func startShop(t *testing.T, opts Options) (*httptest.Server, *Site) {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	opts.Origin = "http://" + srv.Listener.Addr().String()
@@ -40,7 +40,7 @@ func startShop(t *testing.T, opts Options) (*httptest.Server, *Shop) {
 	if opts.Pacing == nil {
 		opts.Pacing = &webagents.Pacing{MinIntervalMs: 0, MaxConcurrency: 2}
 	}
-	s, err := New(opts)
+	s, err := New(&opts)
 	require.NoError(t, err)
 	srv.Config.Handler = s
 	srv.Start()
@@ -226,10 +226,10 @@ func TestAgentErrors(t *testing.T) {
 		require.ErrorAs(t, err, &we)
 		return we
 	}
-	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":""}`)}).Code)
-	assert.Equal(t, "invalid_input", run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":"x","extra":1}`)}).Code)
-	assert.Equal(t, "not_found", run(webagents.Operation{ID: "a", Action: "catalog.product", Input: raw(`{"productId":"nope"}`)}).Code)
-	assert.Equal(t, "unauthorized", run(webagents.Operation{ID: "a", Action: "account.signIn", Input: raw(`{"email":"x@example.com","password":"wrongpass"}`)}).Code)
+	assert.Equal(t, webagents.CodeInvalidInput, run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":""}`)}).Code)
+	assert.Equal(t, webagents.CodeInvalidInput, run(webagents.Operation{ID: "a", Action: "catalog.search", Input: raw(`{"query":"x","extra":1}`)}).Code)
+	assert.Equal(t, webagents.Code("not_found"), run(webagents.Operation{ID: "a", Action: "catalog.product", Input: raw(`{"productId":"nope"}`)}).Code)
+	assert.Equal(t, webagents.CodeUnauthorized, run(webagents.Operation{ID: "a", Action: "account.signIn", Input: raw(`{"email":"x@example.com","password":"wrongpass"}`)}).Code)
 	run(webagents.Operation{ID: "s", Action: "account.signUp", Input: raw(`{"email":"e@example.com","password":"password1"}`)}, webagents.Operation{ID: "o", Action: "order.place"})
 	e := run(webagents.Operation{ID: "o", Action: "order.place"})
 	assert.Equal(t, webagents.Error{Status: 409, Code: "conflict", Message: "The cart is empty.", Operation: "o"}, *e)
@@ -238,7 +238,7 @@ func TestAgentErrors(t *testing.T) {
 func TestCheckerOnShopNeverPosts(t *testing.T) {
 	var posts int
 	srv := httptest.NewUnstartedServer(nil)
-	s, err := New(Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000})
+	s, err := New(&Options{Origin: "http://" + srv.Listener.Addr().String(), PBKDF2Iterations: 1000})
 	require.NoError(t, err)
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -410,7 +410,7 @@ func TestAnonymousVisitsDoNotEvictSignedInSessions(t *testing.T) {
 }
 
 func TestNewRefusesBadOrigin(t *testing.T) {
-	_, err := New(Options{Origin: "ftp://x"})
+	_, err := New(&Options{Origin: "ftp://x"})
 	assert.Error(t, err)
 }
 
@@ -424,7 +424,7 @@ func TestServe(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, Options{PBKDF2Iterations: 1000}) }()
+	go func() { done <- Serve(ctx, ln, &Options{PBKDF2Iterations: 1000}) }()
 	var c webagents.Client
 	rep, err := c.Check(t.Context(), "http://"+ln.Addr().String()+"/products/kbd-75")
 	require.NoError(t, err)
@@ -440,9 +440,9 @@ func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
 		_, err := c.Run(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
 		require.NoError(t, err)
 	}
-	s.sessions.mu.Lock()
-	n := len(s.sessions.byToken)
-	s.sessions.mu.Unlock()
+	s.app.sessions.mu.Lock()
+	n := len(s.app.sessions.byToken)
+	s.app.sessions.mu.Unlock()
 	assert.Zero(t, n)
 }
 
@@ -450,7 +450,7 @@ func TestOnActionReportsEachAction(t *testing.T) {
 	type call struct{ op, action string }
 	var mu sync.Mutex
 	var calls []call
-	s, err := New(Options{Origin: "http://127.0.0.1:8080", PBKDF2Iterations: 1000,
+	s, err := New(&Options{Origin: "http://127.0.0.1:8080", PBKDF2Iterations: 1000,
 		Pacing: &webagents.Pacing{MaxConcurrency: 1},
 		OnAction: func(op, action string, start time.Time, took time.Duration) {
 			mu.Lock()
@@ -467,4 +467,57 @@ func TestOnActionReportsEachAction(t *testing.T) {
 	s.ServeHTTP(rec, req)
 	require.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, []call{{"find", "catalog.search"}, {"p", "catalog.product"}}, calls)
+}
+
+// TestAgentDisconnectMidBatch is issue 12's scenario against the shop: an
+// agent signs up, sends four cart.add and a cart.state with an
+// Idempotency-Key and gives up after 0.25 s (pacing makes the batch take
+// longer). The batch still runs to the end; retries get 409 while it runs,
+// then the stored, complete response; the cart holds all four.
+func TestAgentDisconnectMidBatch(t *testing.T) {
+	srv, s := startShop(t, Options{Pacing: &webagents.Pacing{MinIntervalMs: 120, MaxConcurrency: 1}})
+	c := agentClient(t, srv)
+	page := srv.URL + "/products/kbd-75"
+	_, err := c.Run(t.Context(), page, []webagents.Operation{
+		{ID: "up", Action: "account.signUp", Input: raw(`{"email":"drop@example.com","password":"password1"}`)}},
+		&webagents.RunOptions{AllowWrites: true})
+	require.NoError(t, err)
+	var ops []webagents.Operation
+	for _, id := range []string{"kbd-75", "kbd-full", "mouse-w", "pad-xl"} {
+		ops = append(ops, webagents.Operation{ID: "add-" + id, Action: "cart.add", Input: raw(`{"productId":"` + id + `"}`)})
+	}
+	ops = append(ops, webagents.Operation{ID: "state", Action: "cart.state", DependsOn: []string{"add-kbd-75", "add-kbd-full", "add-mouse-w", "add-pad-xl"}})
+	opts := &webagents.RunOptions{AllowWrites: true, IdempotencyKey: "k1"}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond)
+	_, err = c.Run(ctx, page, ops, opts)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the agent gave up mid-batch")
+
+	var res *webagents.RunResult
+	sawInProgress := false
+	require.Eventually(t, func() bool {
+		res, err = c.Run(t.Context(), page, ops, opts)
+		if errors.Is(err, &webagents.Error{Code: webagents.CodeIdempotencyInProgress}) {
+			sawInProgress = true
+			return false
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, err)
+	assert.True(t, sawInProgress, "a retry while the batch ran got 409")
+	assert.True(t, res.Replayed, "the retry got the stored response")
+	assert.True(t, res.Response.OK)
+	var state struct {
+		Items []struct {
+			ProductID string `json:"productId"`
+		} `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(res.Response.Results["state"], &state))
+	assert.Len(t, state.Items, 4, "every add ran, and the stored response says so")
+
+	users := s.Store()
+	u, err := users.SignIn("drop@example.com", "password1")
+	require.NoError(t, err)
+	assert.Len(t, users.Cart(u.ID).Items, 4, "the shop's state: four products in the cart")
 }

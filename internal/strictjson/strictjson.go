@@ -8,7 +8,11 @@
 // (schema-validated inputs, auth fields), such documents must be refused.
 //
 // Check refuses duplicate keys and keys that differ only in case within one
-// object, at any depth. Unmarshal additionally refuses keys that match a
+// object, at any depth, and strings holding invalid UTF-8 (which
+// encoding/json would silently replace with U+FFFD, so that two different
+// documents decode alike): the module's one rule for JSON text, the agent
+// protocol's too. CheckDuplicates refuses duplicates but not case variants,
+// for documents whose keys are data. Unmarshal additionally refuses keys that match a
 // struct field of the target only case-insensitively, so a decoded struct
 // field always came from a key spelled exactly as its JSON name. Fields walks
 // the members of one object without decoding it, for envelopes whose keys
@@ -76,11 +80,23 @@ func (e *KeyError) Error() string {
 func (e *KeyError) Unwrap() error { return e.Err }
 
 // Check reports whether data is one well-formed JSON value with no
-// duplicate or case-variant keys in any object and nesting no deeper than
-// MaxDepth. Leading and trailing white space is allowed.
+// duplicate or case-variant keys in any object, only valid UTF-8 in its
+// strings, and nesting no deeper than MaxDepth. Leading and trailing white
+// space is allowed.
 func Check(data []byte) error {
 	s := getScanner(data)
 	defer putScanner(s)
+	return s.document(nil)
+}
+
+// CheckDuplicates is Check without the case-variant rule: it refuses
+// duplicate keys (equal after unescaping) but accepts keys that differ only
+// in case, for documents whose keys are data rather than field names (a
+// JSON Schema's "properties" may name both "id" and "ID").
+func CheckDuplicates(data []byte) error {
+	s := getScanner(data)
+	defer putScanner(s)
+	s.exactKeys = true
 	return s.document(nil)
 }
 
@@ -98,7 +114,7 @@ func putScanner(s *scanner) {
 	// Drop references into the caller's data.
 	clear(s.keys[:cap(s.keys)])
 	clear(s.stack[:cap(s.stack)])
-	s.data, s.stack, s.keys = nil, s.stack[:0], s.keys[:0]
+	s.data, s.stack, s.keys, s.exactKeys = nil, s.stack[:0], s.keys[:0], false
 	scanners.Put(s)
 }
 
@@ -171,6 +187,8 @@ type scanner struct {
 	pos   int
 	stack []pathStep // path to the current value, for error messages
 	keys  [][]byte   // keys of the objects being scanned, innermost last
+	// exactKeys accepts keys that differ only in case (CheckDuplicates).
+	exactKeys bool
 }
 
 func (s *scanner) document(t reflect.Type) error {
@@ -339,6 +357,15 @@ func (s *scanner) str() (raw []byte, escaped bool, err error) {
 			}
 		case c < 0x20:
 			return nil, false, s.syntax("in string literal")
+		case c >= utf8.RuneSelf:
+			// encoding/json would replace invalid bytes with U+FFFD, so two
+			// different documents would decode alike: refuse them, as the
+			// agent protocol does.
+			r, size := utf8.DecodeRune(s.data[s.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, false, &SyntaxError{Msg: "invalid UTF-8 in string", Offset: s.pos}
+			}
+			s.pos += size
 		default:
 			s.pos++
 		}
@@ -454,6 +481,9 @@ func (s *scanner) object(t reflect.Type, depth int) error {
 // collides with an earlier one.
 func (s *scanner) checkNewKey(first int, folded *map[string]struct{}, key []byte) error {
 	keys := s.keys[first:]
+	if s.exactKeys {
+		return s.checkNewExactKey(first, folded, key)
+	}
 	if *folded != nil {
 		f := foldKey(key)
 		if _, dup := (*folded)[f]; dup {
@@ -473,6 +503,33 @@ func (s *scanner) checkNewKey(first int, folded *map[string]struct{}, key []byte
 		*folded = make(map[string]struct{}, 2*smallObject)
 		for _, k := range s.keys[first:] {
 			(*folded)[foldKey(k)] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// checkNewExactKey is checkNewKey for CheckDuplicates: only equal keys
+// collide.
+func (s *scanner) checkNewExactKey(first int, seen *map[string]struct{}, key []byte) error {
+	keys := s.keys[first:]
+	if *seen != nil {
+		if _, dup := (*seen)[string(key)]; dup {
+			return ErrDuplicateKey
+		}
+		(*seen)[string(key)] = struct{}{}
+		s.keys = append(s.keys, key)
+		return nil
+	}
+	for _, k := range keys {
+		if bytes.Equal(k, key) {
+			return ErrDuplicateKey
+		}
+	}
+	s.keys = append(s.keys, key)
+	if len(keys)+1 == smallObject {
+		*seen = make(map[string]struct{}, 2*smallObject)
+		for _, k := range s.keys[first:] {
+			(*seen)[string(k)] = struct{}{}
 		}
 	}
 	return nil

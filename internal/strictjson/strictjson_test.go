@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,11 @@ func TestCheck(t *testing.T) {
 		{"empty", ``, errSyntax, ""},
 		{"truncated", `{"a":`, errSyntax, ""},
 		{"control char in string", "\"a\x01\"", errSyntax, ""},
+		{"invalid UTF-8 in string", "{\"a\":\"b\xffc\"}", errSyntax, ""},
+		{"invalid UTF-8 in key", "{\"\xc3\":1}", errSyntax, ""},
+		{"truncated UTF-8 sequence", "\"\xe2\x82\"", errSyntax, ""},
+		{"UTF-8 surrogate half", "\"\xed\xa0\x80\"", errSyntax, ""},
+		{"valid UTF-8", "{\"é\":\"€ 𝄞\"}", nil, ""},
 		{"bad escape", `"\x"`, errSyntax, ""},
 		{"leading zero", `01`, errSyntax, ""},
 		{"single quotes", `{'a':1}`, errSyntax, ""},
@@ -167,7 +173,15 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		err := Check(data)
-		valid := json.Valid(data)
+		// encoding/json accepts invalid UTF-8 (as U+FFFD); Check refuses it.
+		valid := json.Valid(data) && utf8.Valid(data)
+		// CheckDuplicates accepts what Check does, and refuses only
+		// duplicates beyond that.
+		if derr := CheckDuplicates(data); err == nil && derr != nil {
+			t.Fatalf("CheckDuplicates(%q) = %v; Check accepted it", data, derr)
+		} else if err != nil && derr == nil && !errors.Is(err, ErrCaseVariantKey) {
+			t.Fatalf("CheckDuplicates(%q) accepted what Check refused with %v", data, err)
+		}
 		if err == nil && !valid {
 			t.Fatalf("Check accepted invalid JSON %q", data)
 		}
@@ -237,4 +251,39 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestCheckDuplicates(t *testing.T) {
+	assert.NoError(t, CheckDuplicates([]byte(`{"properties":{"id":{},"ID":{},"Id":{}}}`)))
+	err := CheckDuplicates([]byte(`{"properties":{"id":{},"\u0069d":{}}}`))
+	assert.ErrorIs(t, err, ErrDuplicateKey)
+	// Large objects take the map path.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 40 {
+		fmt.Fprintf(&b, `"k%d":1,"K%d":2,`, i, i)
+	}
+	b.WriteString(`"k3":3}`)
+	assert.ErrorIs(t, CheckDuplicates([]byte(b.String())), ErrDuplicateKey)
+	assert.ErrorIs(t, Check([]byte(b.String())), ErrCaseVariantKey)
+	// A pooled scanner does not keep the exact-key mode.
+	assert.ErrorIs(t, Check([]byte(`{"a":1,"A":2}`)), ErrCaseVariantKey)
+	var se *SyntaxError
+	require.ErrorAs(t, CheckDuplicates([]byte("\"\xff\"")), &se)
+	assert.Equal(t, "invalid UTF-8 in string", se.Msg)
+}
+
+// TestUnmarshalRefusesInvalidUTF8: what encoding/json would silently turn
+// into U+FFFD is an error.
+func TestUnmarshalRefusesInvalidUTF8(t *testing.T) {
+	var v struct {
+		Name string `json:"name"`
+	}
+	require.NoError(t, json.Unmarshal([]byte("{\"name\":\"a\xffb\"}"), &v))
+	assert.Equal(t, "a\ufffdb", v.Name, "encoding/json replaces")
+	err := Unmarshal([]byte("{\"name\":\"a\xffb\"}"), &v)
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "invalid UTF-8 in string", se.Msg)
+	assert.Equal(t, 10, se.Offset)
 }

@@ -1,0 +1,114 @@
+package agentproto
+
+import (
+	"container/list"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults of [NewHTTPServer].
+const (
+	// DefaultHTTPIdleTimeout is how long an HTTP connection may wait
+	// between requests before the server closes it.
+	DefaultHTTPIdleTimeout = 60 * time.Second
+	// DefaultHTTPReadHeaderTimeout is how long a client may take to send
+	// a request's headers.
+	DefaultHTTPReadHeaderTimeout = 10 * time.Second
+	// DefaultMaxIdleHTTPConns is the default limit of connections with no
+	// request in progress (new ones that have not sent a request yet, and
+	// keep-alive ones between requests) that one HTTP server keeps open.
+	DefaultMaxIdleHTTPConns = 64
+)
+
+// HTTPServerOptions configures [NewHTTPServer]. The zero value of each
+// field is its documented default.
+type HTTPServerOptions struct {
+	// IdleTimeout closes keep-alive connections idle for that long. Zero
+	// means [DefaultHTTPIdleTimeout].
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout bounds the time to read a request's headers.
+	// Zero means [DefaultHTTPReadHeaderTimeout].
+	ReadHeaderTimeout time.Duration
+	// MaxIdleConns limits the connections of the server that have no
+	// request in progress. When one more arrives, the one idle for the
+	// longest is closed. Zero means [DefaultMaxIdleHTTPConns].
+	MaxIdleConns int
+	// Logger receives the server's diagnostics. Nil means none.
+	Logger *slog.Logger
+}
+
+// NewHTTPServer returns an *http.Server for handler (such as
+// [Server.HTTPHandler]) with the limits a local API needs against other
+// local processes, which can open connections without any token:
+//
+//   - keep-alive connections are closed after IdleTimeout;
+//   - headers must arrive within ReadHeaderTimeout;
+//   - at most MaxIdleConns connections without a request in progress stay
+//     open (the oldest is closed when another arrives), so idle
+//     connections can never use up the process's file descriptors and
+//     lock out the agent socket or a client with a real request.
+//
+// Connections serving a request (event streams included) are not
+// counted. The server's limits hold for all the listeners it serves
+// together. opts may be nil.
+func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
+	var o HTTPServerOptions
+	if opts != nil {
+		o = *opts
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	idle := &idleConns{max: orDefault(o.MaxIdleConns, DefaultMaxIdleHTTPConns), log: log, elems: map[net.Conn]*list.Element{}}
+	return &http.Server{
+		Handler:           handler,
+		IdleTimeout:       orDefault(o.IdleTimeout, DefaultHTTPIdleTimeout),
+		ReadHeaderTimeout: orDefault(o.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout),
+		ConnState:         idle.track,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// idleConns keeps the connections without a request in progress, oldest
+// first, and closes the oldest beyond max.
+type idleConns struct {
+	max int
+	log *slog.Logger
+
+	mu     sync.Mutex
+	order  list.List // of net.Conn
+	elems  map[net.Conn]*list.Element
+	warned bool
+}
+
+func (ic *idleConns) track(nc net.Conn, state http.ConnState) {
+	var evict net.Conn
+	ic.mu.Lock()
+	if e, ok := ic.elems[nc]; ok {
+		ic.order.Remove(e)
+		delete(ic.elems, nc)
+	}
+	if state == http.StateNew || state == http.StateIdle {
+		ic.elems[nc] = ic.order.PushBack(nc)
+		if ic.order.Len() > ic.max {
+			e := ic.order.Front()
+			evict = ic.order.Remove(e).(net.Conn)
+			delete(ic.elems, evict)
+		}
+	}
+	warn := evict != nil && !ic.warned
+	if warn {
+		ic.warned = true
+	}
+	ic.mu.Unlock()
+	if evict != nil {
+		if warn {
+			ic.log.Warn("agentproto: too many idle HTTP connections; closing the oldest ones", "limit", ic.max)
+		}
+		evict.Close()
+	}
+}

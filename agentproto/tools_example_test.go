@@ -1,0 +1,53 @@
+package agentproto_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+)
+
+// The tool catalogue: list the tools for a model, then run the one it
+// chose through any Caller (here a Client of an in-memory bridge).
+func ExampleCallTool() {
+	ctx := context.Background()
+	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{
+		Extension: agentprototest.Options{Handler: agentprototest.Mux{
+			agentproto.TypeScroll: agentprototest.HandlerFunc(func(_ context.Context, r *agentprototest.Request) (any, error) {
+				fmt.Printf("extension got %s %s\n", r.Type, r.Payload)
+				return json.RawMessage(`{"kind":"action:result","result":{"ok":true}}`), nil
+			}),
+		}},
+	})
+	defer bridge.Close()
+	bridge.WaitOnline(ctx)
+	c, err := bridge.Dial(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	for _, tool := range agentproto.Tools()[:3] {
+		fmt.Println(tool.Name)
+	}
+
+	res, err := agentproto.CallTool(ctx, c, "browser_scroll", json.RawMessage(`{"direction":"up"}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(res.Result))
+
+	_, err = agentproto.CallTool(ctx, c, "browser_navigate", json.RawMessage(`{"url":42}`), nil)
+	var bad *agentproto.ToolArgumentsError
+	fmt.Println(errors.As(err, &bad), bad.Path)
+	// Output:
+	// browser_snapshot
+	// browser_navigate
+	// browser_click
+	// extension got browser.scroll {"amount":500,"amountPx":500,"direction":"up"}
+	// {"kind":"action:result","result":{"ok":true}}
+	// true /url
+}

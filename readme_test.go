@@ -1,0 +1,371 @@
+package agentbridge_test
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// README.md's Go blocks are copies of Example functions, which go test
+// compiles and runs, so a snippet cannot drift from the API. Each ```go
+// block has a marker on the line right before it naming what it copies:
+//
+//	<!-- example: ./agentproto ExampleDial -->
+//
+// names the Example function ExampleDial in a _test.go file of the
+// agentproto folder: the block must be that function's body, one tab of
+// indentation removed, without its trailing "// Output:" comment. A marker
+// may instead name a whole .go file (<!-- example: ./examples/x/main.go -->),
+// which the block must then copy in full.
+//
+// An Example without an "// Output:" comment is compiled but not run,
+// which suits a snippet that takes over stdio or needs a real socket. A
+// snippet that needs a *testing.T (test helpers) may copy a Test function
+// instead.
+func TestREADMEGoBlocks(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	blocks, problems := checkGoBlocks(readme, ".")
+	for _, p := range problems {
+		t.Errorf("%s", p)
+	}
+	if t.Failed() {
+		t.Logf("README.md has %d Go blocks; each needs a marker on the line before it, such as\n"+
+			"\t<!-- example: ./agentproto ExampleDial -->\n"+
+			"naming the Example function (or whole .go file) the block copies", blocks)
+	}
+}
+
+// exampleMarker is the comment that names a block's source.
+var exampleMarker = regexp.MustCompile(`^<!--\s*example:\s*(\S+)(?:\s+(\w+))?\s*-->\s*$`)
+
+// looksLikeGo spots Go in an unlabelled block, which would escape the check.
+var looksLikeGo = regexp.MustCompile(`(?m)(:=|^\s*func\s|^package\s|^import\s)`)
+
+// fence is one fenced block of a Markdown file.
+type fence struct {
+	line    int    // 1-based line of the opening fence
+	info    string // the info string: "go", "" …
+	heading string // the section it is in
+	marker  string // the line right before the fence
+	text    string // the content, with a final newline
+}
+
+// fences returns the fenced blocks of a Markdown file, and an error for
+// one left open.
+func fences(md []byte) ([]fence, error) {
+	lines := strings.Split(string(md), "\n")
+	var (
+		out     []fence
+		heading string
+		open    *fence
+		body    strings.Builder
+	)
+	for i, l := range lines {
+		if open != nil {
+			if strings.TrimSpace(l) == "```" {
+				open.text = body.String()
+				out = append(out, *open)
+				open = nil
+				continue
+			}
+			body.WriteString(l)
+			body.WriteByte('\n')
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			heading = l
+		}
+		if strings.HasPrefix(l, "```") {
+			open = &fence{line: i + 1, info: strings.TrimSpace(l[3:]), heading: heading}
+			if i > 0 {
+				open.marker = lines[i-1]
+			}
+			body.Reset()
+		}
+	}
+	if open != nil {
+		return out, fmt.Errorf("README.md:%d: the block opened here is never closed", open.line)
+	}
+	return out, nil
+}
+
+// checkGoBlocks checks every Go block of readme against the source its
+// marker names, root being the module's folder. It returns the number of
+// Go blocks and one message per problem.
+func checkGoBlocks(readme []byte, root string) (int, []string) {
+	fs, err := fences(readme)
+	if err != nil {
+		return 0, []string{err.Error()}
+	}
+	var problems []string
+	goBlocks := 0
+	for _, f := range fs {
+		isGo := f.info == "go" || f.info == "golang"
+		where := fmt.Sprintf("README.md:%d (%s)", f.line, f.heading)
+		if isGo {
+			where = fmt.Sprintf("README.md:%d (%s, Go block %d)", f.line, f.heading, goBlocks+1)
+		}
+		m := exampleMarker.FindStringSubmatch(strings.TrimSpace(f.marker))
+		switch {
+		case !isGo && m != nil:
+			problems = append(problems, fmt.Sprintf("%s: an example marker sits on a block that is not ```go", where))
+			continue
+		case !isGo && f.info == "" && looksLikeGo.MatchString(f.text):
+			problems = append(problems, fmt.Sprintf("%s: looks like Go but is not labelled ```go, so no test checks it", where))
+			continue
+		case !isGo:
+			continue
+		}
+		goBlocks++
+		if m == nil {
+			marker := "<!-- example: ./PKG ExampleName -->"
+			if found := findCopies(root, f.text); len(found) > 0 {
+				marker = "<!-- example: " + found[0] + " -->" + " (the block is a copy of it)"
+			}
+			problems = append(problems, fmt.Sprintf("%s: no marker names the Example it copies; put\n"+
+				"\t%s\non the line before it (the block starts %q)", where, marker, firstLine(f.text)))
+			continue
+		}
+		want, src, err := exampleSource(root, m[1], m[2])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", where, err))
+			continue
+		}
+		if d := firstDifference(f.text, want); d != "" {
+			problems = append(problems, fmt.Sprintf("%s drifted from %s: %s\n"+
+				"copy the body of %s into the README again, or change the Example", where, src, d, src))
+		}
+	}
+	return goBlocks, problems
+}
+
+// exampleSource returns the text a block marked "path name" must equal,
+// and where it comes from.
+func exampleSource(root, path, name string) (text, src string, err error) {
+	if filepath.IsAbs(path) || strings.Contains(path, "..") {
+		return "", "", fmt.Errorf("marker path %q must be relative to the module and stay inside it", path)
+	}
+	full := filepath.Join(root, filepath.FromSlash(path))
+	if name == "" {
+		if !strings.HasSuffix(path, ".go") {
+			return "", "", fmt.Errorf("marker %q names neither an Example function nor a .go file", path)
+		}
+		data, err := os.ReadFile(full)
+		if err != nil {
+			return "", "", fmt.Errorf("marker: %w", err)
+		}
+		return string(data), path, nil
+	}
+	if !strings.HasPrefix(name, "Example") && !strings.HasPrefix(name, "Test") {
+		return "", "", fmt.Errorf("marker names %s, which is not an Example (or Test) function", name)
+	}
+	files, err := filepath.Glob(filepath.Join(full, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		return "", "", fmt.Errorf("marker: no _test.go files in %s", path)
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", err
+		}
+		f, err := parser.ParseFile(fset, file, data, parser.ParseComments)
+		if err != nil {
+			return "", "", err
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Name.Name != name || fn.Body == nil {
+				continue
+			}
+			pos := fset.Position(fn.Pos())
+			src := fmt.Sprintf("%s (%s:%d)", name, filepath.ToSlash(mustRel(root, file)), pos.Line)
+			return exampleBody(fset, f, fn, data), src, nil
+		}
+	}
+	return "", "", fmt.Errorf("marker: no function %s in %s's tests", name, path)
+}
+
+// findCopies returns the markers ("./pkg ExampleName") of the Example and
+// Test functions under root whose body is text, to suggest for a block
+// without a marker.
+func findCopies(root, text string) []string {
+	var found []string
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, data, parser.ParseComments)
+		if err != nil {
+			return nil
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil ||
+				!strings.HasPrefix(fn.Name.Name, "Example") && !strings.HasPrefix(fn.Name.Name, "Test") {
+				continue
+			}
+			if firstDifference(text, exampleBody(fset, f, fn, data)) == "" {
+				dir := "./" + filepath.ToSlash(mustRel(root, filepath.Dir(path)))
+				if dir == "./." {
+					dir = "."
+				}
+				found = append(found, dir+" "+fn.Name.Name)
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// exampleBody returns fn's body as a README block shows it: the lines
+// between the braces, one tab of indentation removed, without the trailing
+// output comment.
+func exampleBody(fset *token.FileSet, f *ast.File, fn *ast.FuncDecl, src []byte) string {
+	start := fset.Position(fn.Body.Lbrace).Offset + 1
+	end := fset.Position(fn.Body.Rbrace).Offset
+	for _, cg := range f.Comments {
+		if cg.Pos() < fn.Body.Lbrace || cg.End() > fn.Body.Rbrace {
+			continue
+		}
+		text := strings.TrimSpace(cg.Text())
+		if strings.HasPrefix(text, "Output:") || strings.HasPrefix(text, "Unordered output:") {
+			end = fset.Position(cg.Pos()).Offset
+			break
+		}
+	}
+	body := string(src[start:end])
+	body = strings.TrimLeft(body, " \t")
+	body = strings.TrimPrefix(body, "\n")
+	var out strings.Builder
+	for l := range strings.Lines(body) {
+		out.WriteString(strings.TrimPrefix(l, "\t"))
+	}
+	return strings.TrimRight(out.String(), " \t\n") + "\n"
+}
+
+// firstDifference describes where got and want first differ, or returns
+// "" when they are the same but for trailing space.
+func firstDifference(got, want string) string {
+	g := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	w := strings.Split(strings.TrimRight(want, "\n"), "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = strings.TrimRight(g[i], " \t")
+		}
+		if i < len(w) {
+			wl = strings.TrimRight(w[i], " \t")
+		}
+		if gl == wl && i < len(g) && i < len(w) {
+			continue
+		}
+		switch {
+		case i >= len(g):
+			return fmt.Sprintf("block line %d: the README stops; the Example goes on with %q", i+1, wl)
+		case i >= len(w):
+			return fmt.Sprintf("block line %d: the README has %q; the Example has ended", i+1, gl)
+		}
+		return fmt.Sprintf("block line %d:\n\tREADME:  %q\n\tExample: %q", i+1, gl, wl)
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+func mustRel(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+// TestCheckGoBlocks shows that the README check catches each kind of
+// drift, with a message that says which block and where.
+func TestCheckGoBlocks(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "pkg", "example_test.go"), "package pkg_test\n\n"+
+		"import \"fmt\"\n\n"+
+		"func ExampleHello() {\n\tmsg := \"hi\"\n\tif msg != \"\" {\n\t\tfmt.Println(msg)\n\t}\n\t// Output: hi\n}\n\n"+
+		"func helper() {}\n")
+	writeFile(t, filepath.Join(root, "pkg", "hello_test.go"), "package pkg_test\n\nimport \"testing\"\n\n"+
+		"func TestHello(t *testing.T) {\n\tt.Log(\"hi\")\n}\n")
+	writeFile(t, filepath.Join(root, "cmd", "main.go"), "package main\n\nfunc main() {}\n")
+	body := "msg := \"hi\"\nif msg != \"\" {\n\tfmt.Println(msg)\n}\n"
+	block := func(marker, info, text string) string {
+		return "## Section\n\nSome prose.\n" + marker + "\n```" + info + "\n" + text + "```\n"
+	}
+
+	tests := []struct {
+		name   string
+		readme string
+		want   []string // substrings of the one problem; none means no problem
+	}{
+		{"copy of the body", block("<!-- example: ./pkg ExampleHello -->", "go", body), nil},
+		{"whole file", block("<!-- example: ./cmd/main.go -->", "go", "package main\n\nfunc main() {}\n"), nil},
+		{"not Go", block("", "", "go test ./...\n"), nil},
+		{"drifted line", block("<!-- example: ./pkg ExampleHello -->", "go", strings.Replace(body, `"hi"`, `"hello"`, 1)),
+			[]string{"README.md:5 (## Section, Go block 1) drifted from ExampleHello (pkg/example_test.go:5)", "block line 1", `msg := \"hello\"`}},
+		{"README shorter", block("<!-- example: ./pkg ExampleHello -->", "go", "msg := \"hi\"\n"),
+			[]string{"drifted", "block line 2: the README stops"}},
+		{"README longer", block("<!-- example: ./pkg ExampleHello -->", "go", body+"extra()\n"),
+			[]string{"drifted", "block line 5", "extra()"}},
+		{"no marker", block("", "go", "other()\n"), []string{"README.md:5 (## Section, Go block 1): no marker",
+			"<!-- example: ./PKG ExampleName -->", `"other()"`}},
+		{"no marker on a copy", block("", "go", body), []string{"no marker", "<!-- example: ./pkg ExampleHello --> (the block is a copy of it)"}},
+		{"missing function", block("<!-- example: ./pkg ExampleBye -->", "go", body), []string{"no function ExampleBye"}},
+		{"not an Example", block("<!-- example: ./pkg helper -->", "go", body), []string{"not an Example (or Test) function"}},
+		{"a Test function", block("<!-- example: ./pkg TestHello -->", "go", "t.Log(\"hi\")\n"), nil},
+		{"missing folder", block("<!-- example: ./nope ExampleHello -->", "go", body), []string{"no _test.go files in ./nope"}},
+		{"outside the module", block("<!-- example: ../pkg ExampleHello -->", "go", body), []string{"stay inside"}},
+		{"unlabelled Go", block("", "", "x := 1\n"), []string{"looks like Go but is not labelled"}},
+		{"marker on a shell block", block("<!-- example: ./pkg ExampleHello -->", "sh", "ls\n"), []string{"not ```go"}},
+		{"unclosed", "```go\nx := 1\n", []string{"README.md:1: the block opened here is never closed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, problems := checkGoBlocks([]byte(tt.readme), root)
+			if len(tt.want) == 0 {
+				assert.Empty(t, problems)
+				return
+			}
+			require.Len(t, problems, 1)
+			for _, w := range tt.want {
+				assert.Contains(t, problems[0], w)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+}

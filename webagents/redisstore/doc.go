@@ -1,0 +1,51 @@
+// Package redisstore keeps the webagents server adapter's idempotency
+// records and cross-batch pacing in Redis, so that a site running several
+// instances behind a load balancer runs a keyed batch at most once across
+// the fleet and paces a session across all instances.
+//
+// It is a separate module so that the root module does not depend on a
+// Redis client. Wire it into [webagents.NewHandler]:
+//
+//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
+//		// Origin, Manifest, Context, Actions as usual
+//		IdempotencyStore: redisstore.NewStore(rdb, nil),
+//		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
+//	})
+//
+// Any [redis.UniversalClient] works: a single Redis, Sentinel (a failover
+// client) or Cluster. Each record and each session's pacing state is one
+// key whose hash tag ({…}) is its hash, so one key's state lives on one
+// shard; no operation spans two keys.
+//
+// # Semantics
+//
+// [Store] implements [webagents.IdempotencyStore] as the memory store
+// does: an atomic reservation (a Lua script: create unless present), a
+// completion and a release that only the reserving request's token can
+// perform, the stored status and body kept for the window, and the body's
+// fingerprint returned so the adapter answers 422 to a reused key. Keys
+// are the adapter's hashes, so session tokens never reach Redis. A stored
+// body is at most [webagents.TransportLimitBytes].
+//
+// [Limiter] implements [webagents.Limiter]: one script reads the session's
+// next slot from Redis's own clock (TIME, so clock skew between instances
+// does not matter), refuses with 429 rate_limited past MaxWait, and
+// reserves slot+Interval; the key expires when the session goes idle.
+// Slots are exactly Interval apart; an operation starts when its instance
+// wakes up after its slot, so starts are Interval apart give or take the
+// instances' scheduling delay.
+//
+// # When Redis fails
+//
+// Every Redis call is bounded by OpTimeout (default 2 s) and by the
+// caller's context. A keyed batch never runs without its reservation:
+// Reserve answers 503 idempotency_unavailable with Retry-After. Pacing
+// fails closed by default (the operation is refused with 503 unavailable);
+// LimiterOptions.FailOpen lets operations run unpaced instead, so un-keyed
+// batches keep being served. Complete retries for up to CompleteRetry
+// (default 10 s); a record it could not complete stays "in progress" for
+// its window (409 to retries) rather than letting the batch run twice.
+// Each outage is logged once when it starts and once when it ends, not per
+// request.
+package redisstore

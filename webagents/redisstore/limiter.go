@@ -1,0 +1,117 @@
+package redisstore
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agentbridge/agentbridge/webagents"
+)
+
+// LimiterOptions configures [NewLimiter]. The zero value of each field
+// but Interval is its documented default.
+type LimiterOptions struct {
+	// Interval is the least time between two starts of one session's
+	// operations, across batches and instances. 0 disables pacing.
+	Interval time.Duration
+	// MaxWait is the longest an operation may queue before it is refused
+	// with 429 rate_limited; 0 means [DefaultMaxWait] (10 s).
+	MaxWait time.Duration
+	// FailOpen lets operations run unpaced while Redis is unreachable; the
+	// default (false) refuses them with 503 unavailable.
+	FailOpen bool
+	// Prefix starts every key; "" means [DefaultPrefix].
+	Prefix string
+	// OpTimeout bounds each Redis call; 0 means [DefaultOpTimeout] (2 s).
+	OpTimeout time.Duration
+	// RetryAfter is what a refusal while Redis is unreachable tells the
+	// client; 0 means [DefaultRetryAfter] (2 s).
+	RetryAfter time.Duration
+	// Logger receives the start and the end of each outage; nil is silent.
+	Logger *slog.Logger
+}
+
+// Limiter is a [webagents.Limiter] in Redis: the spacing of one session's
+// operation starts holds across every instance sharing the Redis. It is
+// safe for concurrent use and starts no goroutines.
+type Limiter struct {
+	rdb  redis.UniversalClient
+	opts LimiterOptions
+	out  outage
+}
+
+// NewLimiter returns a limiter keeping its state in rdb.
+func NewLimiter(rdb redis.UniversalClient, opts *LimiterOptions) *Limiter {
+	l := &Limiter{rdb: rdb}
+	if opts != nil {
+		l.opts = *opts
+	}
+	if l.opts.MaxWait <= 0 {
+		l.opts.MaxWait = DefaultMaxWait
+	}
+	if l.opts.Prefix == "" {
+		l.opts.Prefix = DefaultPrefix
+	}
+	if l.opts.OpTimeout <= 0 {
+		l.opts.OpTimeout = DefaultOpTimeout
+	}
+	if l.opts.RetryAfter <= 0 {
+		l.opts.RetryAfter = DefaultRetryAfter
+	}
+	l.out = outage{logger: l.opts.Logger, what: "limiter"}
+	return l
+}
+
+// paceScript reserves the session's next slot on Redis's clock: it
+// returns the wait in microseconds, or -1 when that is over ARGV[2].
+var paceScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local slot = tonumber(redis.call('GET', KEYS[1]) or '0')
+if slot < now then slot = now end
+local wait = slot - now
+if wait > tonumber(ARGV[2]) then return -1 end
+local nxt = slot + tonumber(ARGV[1])
+redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 1000)
+return wait
+`)
+
+// Wait implements [webagents.Limiter].
+func (l *Limiter) Wait(ctx context.Context, session string) error {
+	if l.opts.Interval <= 0 {
+		return ctx.Err()
+	}
+	rctx, cancel := context.WithTimeout(ctx, l.opts.OpTimeout)
+	wait, err := paceScript.Run(rctx, l.rdb, []string{l.opts.Prefix + ":pace:{" + hashKey(session) + "}"},
+		strconv.FormatInt(l.opts.Interval.Microseconds(), 10), strconv.FormatInt(l.opts.MaxWait.Microseconds(), 10)).Int64()
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.out.fail(err)
+		if l.opts.FailOpen {
+			return nil
+		}
+		return &webagents.Error{Status: 503, Code: webagents.CodeUnavailable,
+			Message: "Pacing is unavailable; try again later.", RetryAfter: l.opts.RetryAfter}
+	}
+	l.out.ok()
+	if wait < 0 {
+		return &webagents.Error{Status: 429, Code: webagents.CodeRateLimited, Message: "Too many requests; try again later."}
+	}
+	if wait == 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(wait) * time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
