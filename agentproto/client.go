@@ -116,7 +116,7 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 		return nil, fmt.Errorf("agentproto: dial: %w", err)
 	}
 	if opts == nil || !opts.InsecureSkipPeerCheck {
-		if err := checkPeerOwner(nc); err != nil {
+		if err := checkDialedPeer(nc, path); err != nil {
 			nc.Close()
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"syscall"
 )
@@ -51,6 +52,10 @@ func socketIdentity(path string) (fileIdentity, error) {
 	}
 	return fileIdentity{volume: uint64(st.Dev), index: uint64(st.Ino)}, nil
 }
+
+// checkDialedPeer is Dial's check of the server's user: on Unix systems
+// the peer credentials of nc (checkPeerOwner) tell it.
+func checkDialedPeer(nc net.Conn, _ string) error { return checkPeerOwner(nc) }
 
 // connRefused reports whether a dial found nobody listening.
 func connRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -16,25 +15,27 @@ import (
 // the process id of an AF_UNIX socket's peer, on Windows 10 1803 and later.
 const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
 
-// checkPeerOwner checks, before anything is written to conn, that the
+// checkDialedPeer checks, before anything is written to conn, that the
 // server at its other end runs as the current user. Windows AF_UNIX
 // sockets have no SO_PEERCRED, so two checks stand in for it, and every
 // one that can be made must pass:
 //
-//   - the owner SID of the socket file conn is connected to (its remote
-//     address), which ListenUnix sets to the listening user;
+//   - the owner SID of the socket file at path, the one Dial connected to,
+//     which ListenUnix sets to the listening user;
 //   - when Windows offers SIO_AF_UNIX_GETPEERPID, the user SID of the
 //     listening process's token.
 //
 // When neither can be made, it returns ErrPeerCredentials: the token is
-// never sent on an unchecked socket.
-func checkPeerOwner(conn net.Conn) error {
+// never sent on an unchecked socket. The file check alone trusts that
+// nobody else can swap the file between the dial and the check: true of
+// the default path, whose folder only its user can write.
+func checkDialedPeer(conn net.Conn, path string) error {
 	me, err := currentUserSID()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPeerCredentials, err)
 	}
 	checked := false
-	if path := conn.RemoteAddr().String(); path != "" && path != "@" {
+	if path != "" && path != "@" {
 		owner, err := fileOwner(path)
 		if err != nil {
 			return fmt.Errorf("%w: owner of %s: %w", ErrPeerCredentials, path, err)
@@ -67,13 +68,9 @@ var errNoPeerPID = errors.New("SIO_AF_UNIX_GETPEERPID is not supported")
 // peerProcessUser returns the user SID of the process at the other end
 // of conn.
 func peerProcessUser(conn net.Conn) (*windows.SID, error) {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return nil, errNoPeerPID
-	}
-	raw, err := sc.SyscallConn()
+	raw, err := peerRawConn(conn)
 	if err != nil {
-		return nil, err
+		return nil, errNoPeerPID // no socket: the file owner stands alone
 	}
 	var pid uint32
 	var ioErr error
