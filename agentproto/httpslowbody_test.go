@@ -1,0 +1,82 @@
+package agentproto_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHTTPRefusalsDoNotWaitForTheBody: a local process without a token
+// sent request headers announcing a body and then nothing. Every answer
+// written without reading the body (a refusal, or /health) made net/http
+// wait, with no deadline, for the rest of the body before replying, so each
+// such connection stayed open for good: a thousand of them used up the
+// host's file descriptors and locked out the agent socket. Such answers
+// are sent at once and close the connection.
+func TestHTTPRefusalsDoNotWaitForTheBody(t *testing.T) {
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "tok"}})
+	srv := agentproto.NewHTTPServer(b.Server.HTTPHandler(nil), nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	addr := l.Addr().String()
+	for _, tc := range []struct {
+		name, request string
+		status        int
+	}{
+		{"no token", "POST /v1/tasks HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", http.StatusUnauthorized},
+		{"no token, chunked", "POST /v1/tasks HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n", http.StatusUnauthorized},
+		{"health", "GET /health HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n{", http.StatusOK},
+		{"foreign host", "POST /v1/tasks HTTP/1.1\r\nHost: example.com:%s\r\nContent-Length: 100000\r\n\r\n{", http.StatusForbidden},
+		{"browser origin", "POST /v1/tasks HTTP/1.1\r\nHost: %s\r\nOrigin: https://evil.example\r\nContent-Length: 100000\r\n\r\n{", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nc, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer nc.Close()
+			host := addr
+			if tc.name == "foreign host" {
+				_, host, _ = net.SplitHostPort(addr)
+			}
+			fmt.Fprintf(nc, tc.request, host)
+			// Not a timing goal: on the old code the answer never came.
+			nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(nc)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err, "the answer must not wait for the body")
+			_, err = io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, tc.status, resp.StatusCode)
+			assert.True(t, resp.Close, "the connection is closed after the answer")
+			_, err = br.ReadByte()
+			assert.ErrorIs(t, err, io.EOF, "the server closed the connection")
+		})
+	}
+
+	// A request with a token and a whole body is still served, and its
+	// connection kept alive.
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer nc.Close()
+	fmt.Fprintf(nc, "POST /v1/tasks/t1/stop HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", addr)
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.False(t, resp.Close)
+}
