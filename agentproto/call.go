@@ -10,8 +10,8 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
-// Extension is what a Server forwards agent requests to: the browser
-// extension behind a native messaging link (Host), a stand-in in tests, or
+// Extension is what a [Server] forwards agent requests to: the browser
+// extension behind a native messaging link ([Host]), a stand-in in tests, or
 // anything else that can answer them.
 type Extension interface {
 	// Online reports whether requests can be forwarded now. While it is
@@ -27,18 +27,18 @@ type Extension interface {
 	Forward(c *Call)
 }
 
-// EventSource is implemented by an Extension that emits events. NewServer
+// EventSource is implemented by an [Extension] that emits events. NewServer
 // installs its own publishing function with SetEventHandler, so that the
 // events reach every client of that server.
 type EventSource interface {
 	SetEventHandler(publish func(event json.RawMessage))
 }
 
-// ExtensionFunc adapts a function to the Extension interface. The server
+// ExtensionFunc adapts a function to the [Extension] interface. The server
 // runs it in a goroutine of its own per request (so it suits tests and
 // light use, not the hot path of a busy bridge), with a context canceled
 // when the request times out, its client goes away or the server closes;
-// Server.Close waits for it to return. The payload stays valid until it
+// [Server.Close] waits for it to return. The payload stays valid until it
 // returns, even after a timeout. It is always online.
 type ExtensionFunc func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error)
 
@@ -60,7 +60,7 @@ func (f ExtensionFunc) Forward(c *Call) {
 // Call is one agent request on its way to the extension.
 //
 // Type, Payload and Timeout must not be modified. Payload is valid until
-// c is answered; an Extension that needs it longer must copy it.
+// c is answered; an [Extension] that needs it longer must copy it.
 type Call struct {
 	// Type is the command type, such as "browser.click".
 	Type string
@@ -101,7 +101,7 @@ type callResult struct {
 func (c *Call) Reply(result json.RawMessage) { c.complete(result, nil, false, nil) }
 
 // Fail answers c with an error. The agent receives err.Error() as the
-// reply's error string, so a *RemoteError passes its message unchanged.
+// reply's error string, so a *[RemoteError] passes its message unchanged.
 // Only the first of Reply and Fail counts.
 func (c *Call) Fail(err error) {
 	if err == nil {
@@ -150,7 +150,7 @@ func (c *Call) complete(result []byte, err error, fromServer bool, resultBuf *wi
 	return true
 }
 
-// forgetter is implemented by Host: it drops the pending entry of a call
+// forgetter is implemented by [Host]: it drops the pending entry of a call
 // the server completed itself.
 type forgetter interface{ forget(c *Call) }
 

@@ -27,19 +27,19 @@ const (
 	EnvBridgePort           = "WEBOPERATOR_BRIDGE_PORT"
 )
 
-// DefaultMaxResponseSize is the largest frame a Client reads by default:
+// DefaultMaxResponseSize is the largest frame a [Client] reads by default:
 // the 64 MiB Chrome lets an extension send, plus room for the envelope.
 const DefaultMaxResponseSize = nativemsg.DefaultReadLimit + 64<<10
 
 // DefaultEventBuffer is a subscription's default buffer, in events.
 const DefaultEventBuffer = 256
 
-// ClientOptions configures a Client. Nil options mean all defaults.
+// ClientOptions configures a [Client]. Nil options mean all defaults.
 type ClientOptions struct {
 	// Token is sent with every request. Empty means the value of
 	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
 	Token string
-	// InsecureSkipPeerCheck turns off Dial's check of the server's user.
+	// InsecureSkipPeerCheck turns off [Dial]'s check of the server's user.
 	// By default Dial reads the socket's peer credentials (SO_PEERCRED on
 	// Linux, LOCAL_PEERCRED on macOS and FreeBSD) and refuses a server
 	// that runs as another user with [ErrForeignPeer], before anything
@@ -50,19 +50,19 @@ type ClientOptions struct {
 	// connection.
 	InsecureSkipPeerCheck bool
 	// MaxResponseSize is the largest frame read, in bytes. A larger one
-	// ends the connection. Zero means DefaultMaxResponseSize.
+	// ends the connection. Zero means [DefaultMaxResponseSize].
 	MaxResponseSize int
 	// MaxRequestSize is the largest request frame sent, in bytes: a larger
-	// request fails with a *RequestSizeError before anything is written,
+	// request fails with a *[RequestSizeError] before anything is written,
 	// so the connection stays up (a server closes the connection after
-	// answering an oversized frame). Zero means DefaultMaxRequestSize,
-	// the limit of this package's Server and of the reference host.
+	// answering an oversized frame). Zero means [DefaultMaxRequestSize],
+	// the limit of this package's [Server] and of the reference host.
 	MaxRequestSize int
 	// Logger receives the client's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
 
-// Client is a connection to an agent protocol server (this package's Host,
+// Client is a connection to an agent protocol server (this package's [Host],
 // or the reference Node.js host). Many calls may be in flight at once,
 // from many goroutines: all its methods are safe for concurrent use.
 type Client struct {
@@ -94,7 +94,7 @@ type clientCall struct {
 }
 
 // SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
-// else DefaultSocketPath.
+// else [DefaultSocketPath].
 func SocketPath() string {
 	if p := os.Getenv(EnvSocket); p != "" {
 		return p
@@ -123,7 +123,7 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 	return NewClient(nc, opts), nil
 }
 
-// NewClient returns a Client speaking the protocol over conn, which it
+// NewClient returns a [Client] speaking the protocol over conn, which it
 // owns from then on. opts may be nil.
 func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	var o ClientOptions
@@ -182,12 +182,12 @@ var (
 // ctx's deadline becomes the request's timeoutMs (slightly shortened, so
 // that the bridge's own timeout error arrives first); without one the
 // bridge's default (60 s) applies. If ctx ends first, Call returns an
-// error matching ctx's error (and ErrTimeout for a deadline).
+// error matching ctx's error (and [ErrTimeout] for a deadline).
 //
-// An error reply is a *RemoteError; errors.Is matches it against
-// ErrUnauthorized, ErrExtensionOffline, ErrTimeout, ErrStreamClosed and
+// An error reply is a *[RemoteError]; errors.Is matches it against
+// [ErrUnauthorized], [ErrExtensionOffline], ErrTimeout, [ErrStreamClosed] and
 // the others. A lost connection fails every pending call with an error
-// matching ErrClosed.
+// matching [ErrClosed].
 func (c *Client) Call(ctx context.Context, typ string, payload any, result any) error {
 	res, buf, err := c.call(ctx, typ, payload)
 	if err != nil {
@@ -196,7 +196,7 @@ func (c *Client) Call(ctx context.Context, typ string, payload any, result any) 
 	return decodeResult(res, buf, result)
 }
 
-// call is Call up to the raw result, held by the returned buffer.
+// call is [Client.Call] up to the raw result, held by the returned buffer.
 func (c *Client) call(ctx context.Context, typ string, payload any) ([]byte, *wire.Buffer, error) {
 	raw, err := encodePayload(payload)
 	if err != nil {
@@ -482,7 +482,7 @@ func (c *Client) shutdown(cause error) {
 	c.nc.Close()
 }
 
-// Close closes the connection: pending calls fail with ErrClosed. It
+// Close closes the connection: pending calls fail with [ErrClosed]. It
 // waits for the client's goroutines to end. Close is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {

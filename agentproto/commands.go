@@ -177,7 +177,7 @@ func (c *Client) ConfirmTask(ctx context.Context, id string, allow bool) error {
 // adds 5 s).
 const waitMargin = 5 * time.Second
 
-// WaitTask waits until a task settles (TaskStatus.Settled) and returns it.
+// WaitTask waits until a task settles ([TaskStatus.Settled]) and returns it.
 // If the wait ends first, the task is returned in its current state, not
 // an error.
 //

@@ -16,12 +16,12 @@ type Config struct {
 	// AllowUnauthenticated is WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1
 	// (exactly "1").
 	AllowUnauthenticated bool
-	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else DefaultSocketPath.
+	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [DefaultSocketPath].
 	SocketPath string
-	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else DefaultHTTPHost. Only
+	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else [DefaultHTTPHost]. Only
 	// loopback addresses are accepted.
 	HTTPHost string
-	// HTTPPort is WEBOPERATOR_BRIDGE_PORT, else DefaultHTTPPort.
+	// HTTPPort is WEBOPERATOR_BRIDGE_PORT, else [DefaultHTTPPort].
 	HTTPPort int
 }
 

@@ -22,50 +22,57 @@
 //
 // A bridge (what examples/weboperator-host runs when Chrome starts it):
 //
-//	conn, _ := nativemsg.OpenStdio(nil)
+//	conn, err := nativemsg.OpenStdio(nil) // Chrome's port
+//	if err != nil { ... }
 //	host := agentproto.NewHost(conn, nil)
 //	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
-//	l, _ := agentproto.ListenUnix(ctx, "")
-//	go srv.Serve(l)
-//	host.Run(ctx) // until the extension disconnects
-//	srv.Shutdown(ctx)
+//	l, err := agentproto.ListenUnix(ctx, "") // 0600 from birth
+//	if err != nil { ... }
+//	go func() {
+//		if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) { ... }
+//	}()
+//	err = host.Run(ctx) // until the extension disconnects
+//	srv.Shutdown(context.Background())
 //
-// For tests, package agentprototest has a scriptable stand-in extension, an
-// in-memory listener and a whole in-memory bridge.
+// The Examples run these on real sockets and pipes: [Server.Serve] with
+// [Dial], [NewHost] over [nativemsg.Pipe]. For tests, package
+// [github.com/agentbridge/agentbridge/agentproto/agentprototest] has a
+// scriptable stand-in extension, an in-memory listener and a whole
+// in-memory bridge.
 //
 // # Behaviour
 //
 // The server checks the token first (constant time; keys matched exactly,
 // so {"Token":…} or a non-string token is no token), answers bridge.health
-// itself, and forwards everything else to its Extension. Ids are echoed
+// itself, and forwards everything else to its [Extension]. Ids are echoed
 // exactly as sent; a request without one gets a generated UUID. Payloads
-// and results are relayed byte for byte, unknown fields included. A
-// request times out after its timeoutMs (60 s when missing or 0) with
-// "Bridge request timed out: <type>"; a late answer is dropped. The exact
-// error strings are the Msg constants; RemoteError.Is maps them to the
-// Err sentinels.
+// and results are relayed byte for byte, unknown fields included. A request
+// times out after its timeoutMs (60 s when missing or 0) with "Bridge
+// request timed out: <type>"; a late answer is dropped. The exact error
+// strings are the Msg constants ([MsgUnauthorized], [MsgTimeoutPrefix], …);
+// [RemoteError.Is] maps them to the Err sentinels.
 //
 // # Limits
 //
-// Request frames: DefaultMaxRequestSize (4 MiB; beyond it the connection
+// Request frames: [DefaultMaxRequestSize] (4 MiB; beyond it the connection
 // is answered and closed). Frames to the extension: 1 MiB, Chrome's limit
-// (beyond it the request is refused with ErrRequestTooLarge and the link
-// stays up). Requests in flight per connection: DefaultMaxInFlight.
-// Connections: DefaultMaxConnections. Bytes queued for a client that does
-// not read: DefaultMaxQueuedBytes, after which it is disconnected so that
-// it cannot hold the others up. Client frames: DefaultMaxResponseSize
-// read; requests over ClientOptions.MaxRequestSize (DefaultMaxRequestSize)
+// (beyond it the request is refused with [ErrRequestTooLarge] and the link
+// stays up). Requests in flight per connection: [DefaultMaxInFlight].
+// Connections: [DefaultMaxConnections]. Bytes queued for a client that does
+// not read: [DefaultMaxQueuedBytes], after which it is disconnected so that
+// it cannot hold the others up. Client frames: [DefaultMaxResponseSize]
+// read; requests over ClientOptions.MaxRequestSize ([DefaultMaxRequestSize])
 // are refused before they are written. [Server.Serve] retries failed
 // accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
-// keep-alive connections idle for DefaultHTTPIdleTimeout and keeps at most
-// DefaultMaxIdleHTTPConns connections without a request in progress.
+// keep-alive connections idle for [DefaultHTTPIdleTimeout] and keeps at most
+// [DefaultMaxIdleHTTPConns] connections without a request in progress.
 // Every limit is checked before allocating.
 //
 // # Concurrency
 //
-// Client, Server and Host are safe for concurrent use; each connection has
+// Client, [Server] and [Host] are safe for concurrent use; each connection has
 // one reading and one writing goroutine, and Close waits for them. Many
-// calls may be in flight on one Client. Writes are queued and batched, so
+// calls may be in flight on one [Client]. Writes are queued and batched, so
 // a slow peer never blocks the goroutine answering others: a request or
 // reply is written at once by the goroutine that makes it only as far as
 // the socket takes it without waiting, and the writing goroutine writes

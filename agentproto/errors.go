@@ -7,7 +7,7 @@ import (
 )
 
 // The exact error strings of the protocol. Agents match on them, so they
-// are part of the contract: a RemoteError carrying one of them matches the
+// are part of the contract: a [RemoteError] carrying one of them matches the
 // corresponding sentinel with errors.Is.
 const (
 	// MsgTokenNotConfigured refuses every request of a bridge started
@@ -47,8 +47,8 @@ const (
 	MsgShuttingDown = "Bridge is shutting down"
 )
 
-// Sentinel errors. A *RemoteError matches the first five by its message;
-// the client returns ErrClosed (wrapped with the cause) for calls on a
+// Sentinel errors. A *[RemoteError] matches the first five by its message;
+// the client returns [ErrClosed] (wrapped with the cause) for calls on a
 // closed or lost connection.
 var (
 	// ErrUnauthorized matches a refusal for a missing, wrong or
@@ -69,16 +69,16 @@ var (
 	ErrTooManyRequests = errors.New("agentproto: too many requests in flight")
 	// ErrRequestFrameTooLarge matches a request frame over a size limit:
 	// the server's answer before it closes the connection, and the
-	// *RequestSizeError of a Client that refused to send it.
+	// *[RequestSizeError] of a [Client] that refused to send it.
 	ErrRequestFrameTooLarge = errors.New("agentproto: request frame too large")
 	// ErrRequestTooLarge matches a refusal of a request too large for the
 	// extension link.
 	ErrRequestTooLarge = errors.New("agentproto: request too large for the extension link")
 
-	// ErrClosed is returned for calls on a closed Client, and (wrapped with
+	// ErrClosed is returned for calls on a closed [Client], and (wrapped with
 	// the cause) for calls pending when the connection was lost.
 	ErrClosed = errors.New("agentproto: connection closed")
-	// ErrServerClosed is returned by Server.Serve after Shutdown or Close.
+	// ErrServerClosed is returned by [Server.Serve] after Shutdown or Close.
 	ErrServerClosed = errors.New("agentproto: server closed")
 )
 
@@ -170,5 +170,5 @@ func (e *RequestSizeError) Error() string {
 	return requestFrameTooLarge(uint64(e.Size), uint64(e.Limit))
 }
 
-// Is reports whether target is ErrRequestFrameTooLarge.
+// Is reports whether target is [ErrRequestFrameTooLarge].
 func (e *RequestSizeError) Is(target error) bool { return target == ErrRequestFrameTooLarge }

@@ -62,8 +62,8 @@ type Skill struct {
 	Auto   bool   `json:"auto"`
 }
 
-// Decode returns the event as *TaskUpdateEvent, *TaskStepEvent,
-// *TaskErrorEvent or *SkillsDetectedEvent by its kind, or Raw for a kind
+// Decode returns the event as *[TaskUpdateEvent], *[TaskStepEvent],
+// *[TaskErrorEvent] or *[SkillsDetectedEvent] by its kind, or Raw for a kind
 // this package does not know.
 func (e Event) Decode() (any, error) {
 	var v any
@@ -119,14 +119,14 @@ func eventKind(raw []byte) string {
 	return kind
 }
 
-// SubscribeOptions configures a Subscription. Nil means defaults.
+// SubscribeOptions configures a [Subscription]. Nil means defaults.
 type SubscribeOptions struct {
 	// Buffer is the number of events held for a slow reader. Zero means
-	// DefaultEventBuffer.
+	// [DefaultEventBuffer].
 	Buffer int
 }
 
-// Subscription receives the events a Client's connection carries.
+// Subscription receives the events a [Client]'s connection carries.
 //
 // Overflow policy: the connection never waits for a subscriber. When the
 // buffer is full, the oldest buffered event is discarded to make room for

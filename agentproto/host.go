@@ -16,7 +16,7 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
-// ErrOriginNotAllowed is returned by Host.Run when the caller's origin is
+// ErrOriginNotAllowed is returned by [Host.Run] when the caller's origin is
 // not in HostOptions.AllowedOrigins.
 var ErrOriginNotAllowed = errors.New("agentproto: caller origin not allowed")
 
@@ -24,25 +24,25 @@ var ErrOriginNotAllowed = errors.New("agentproto: caller origin not allowed")
 // written to the extension.
 const DefaultMaxLinkQueue = 64 << 20
 
-// HostOptions configures a Host. The zero value is the default.
+// HostOptions configures a [Host]. The zero value is the default.
 type HostOptions struct {
 	// CallerOrigin is the origin the browser started the host for, from
 	// its launch arguments ("chrome-extension://<id>/").
 	CallerOrigin string
 	// AllowedOrigins, when not empty, lists the only caller origins the
-	// host serves: Run refuses any other with ErrOriginNotAllowed. The
+	// host serves: Run refuses any other with [ErrOriginNotAllowed]. The
 	// manifest's allowed_origins already restricts who can start the
 	// host; this guards against a manifest edited by someone else.
 	AllowedOrigins []string
 	// MaxLinkQueue limits the request bytes waiting to be written to the
-	// extension; beyond it requests are refused with MsgLinkCongested.
-	// Zero means DefaultMaxLinkQueue.
+	// extension; beyond it requests are refused with [MsgLinkCongested].
+	// Zero means [DefaultMaxLinkQueue].
 	MaxLinkQueue int
 	// Logger receives the host's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
 
-// Host is the native messaging side of the bridge: an Extension that
+// Host is the native messaging side of the bridge: an [Extension] that
 // forwards requests to the browser extension over a native messaging
 // connection (the host process's standard streams) and delivers its
 // responses and events.
@@ -52,10 +52,10 @@ type HostOptions struct {
 // host makes; responses may come back in any order and are matched by that
 // id; responses with unknown ids are dropped. A request whose frame would
 // exceed the connection's write limit (Chrome's 1 MiB) is refused with an
-// error matching ErrRequestTooLarge and the link stays up. When the
-// connection ends, every pending request fails with MsgStreamClosed.
+// error matching [ErrRequestTooLarge] and the link stays up. When the
+// connection ends, every pending request fails with [MsgStreamClosed].
 //
-// Give a Host to NewServer as its Extension. Its methods are safe for
+// Give a Host to [NewServer] as its Extension. Its methods are safe for
 // concurrent use.
 type Host struct {
 	conn  *nativemsg.Conn
@@ -74,7 +74,7 @@ type Host struct {
 	running bool
 }
 
-// NewHost returns a Host for the extension at the other end of conn. Run
+// NewHost returns a [Host] for the extension at the other end of conn. Run
 // must be called to serve it.
 func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 	h := &Host{conn: conn, pending: map[uint64]*Call{}}
@@ -190,7 +190,7 @@ func (h *Host) Pending() int {
 // Run serves the link until the connection ends (it returns nil at a
 // clean end of stream: the extension disconnected), a read fails, or ctx
 // is done (it closes the connection and returns ctx's error). Either way
-// every pending request fails with MsgStreamClosed before Run returns, and
+// every pending request fails with [MsgStreamClosed] before Run returns, and
 // the host stays offline. Run may be called once.
 func (h *Host) Run(ctx context.Context) error {
 	h.mu.Lock()

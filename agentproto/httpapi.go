@@ -56,15 +56,15 @@ type HTTPOptions struct {
 	// empty, repeated or "/" Origin header is always refused.
 	AllowedOrigins []string
 	// MaxBodySize is the largest POST body read. Zero means
-	// DefaultMaxBodySize.
+	// [DefaultMaxBodySize].
 	MaxBodySize int64
 	// Heartbeat is the interval of event-stream heartbeats. Zero means
-	// DefaultHeartbeat.
+	// [DefaultHeartbeat].
 	Heartbeat time.Duration
 	// StreamBuffer is the number of events an event stream holds for a
 	// slow reader; when it overflows the stream ends (the client can
 	// reconnect and starts again from a fresh task.snapshot). Zero means
-	// DefaultStreamBuffer.
+	// [DefaultStreamBuffer].
 	StreamBuffer int
 	// Logger receives diagnostics. Nil means the server's.
 	Logger *slog.Logger

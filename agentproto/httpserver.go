@@ -27,14 +27,14 @@ const (
 // field is its documented default.
 type HTTPServerOptions struct {
 	// IdleTimeout closes keep-alive connections idle for that long. Zero
-	// means DefaultHTTPIdleTimeout.
+	// means [DefaultHTTPIdleTimeout].
 	IdleTimeout time.Duration
 	// ReadHeaderTimeout bounds the time to read a request's headers.
-	// Zero means DefaultHTTPReadHeaderTimeout.
+	// Zero means [DefaultHTTPReadHeaderTimeout].
 	ReadHeaderTimeout time.Duration
 	// MaxIdleConns limits the connections of the server that have no
 	// request in progress. When one more arrives, the one idle for the
-	// longest is closed. Zero means DefaultMaxIdleHTTPConns.
+	// longest is closed. Zero means [DefaultMaxIdleHTTPConns].
 	MaxIdleConns int
 	// Logger receives the server's diagnostics. Nil means none.
 	Logger *slog.Logger

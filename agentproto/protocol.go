@@ -53,7 +53,7 @@ const (
 )
 
 // Frame kinds. The extension and the host exchange only the four
-// "bridge:" kinds; agents receive events as KindEvent frames.
+// "bridge:" kinds; agents receive events as [KindEvent] frames.
 const (
 	KindHello    = "bridge:hello"
 	KindRequest  = "bridge:request"
@@ -77,7 +77,7 @@ type Request struct {
 	Token     string          `json:"token,omitempty"`
 }
 
-// Response is the reply to a Request. Exactly one of Result and Error is
+// Response is the reply to a [Request]. Exactly one of Result and Error is
 // meaningful: a reply with neither is a null result.
 type Response struct {
 	ID     json.RawMessage `json:"id,omitempty"`
@@ -100,7 +100,7 @@ type ExtensionRequest struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// ExtensionResponse is the extension's answer to an ExtensionRequest.
+// ExtensionResponse is the extension's answer to an [ExtensionRequest].
 // When HasError is false and Result is empty the result is null.
 type ExtensionResponse struct {
 	Kind   string          `json:"kind"` // KindResponse
@@ -236,7 +236,7 @@ func parseTimeout(v []byte) time.Duration {
 	return time.Duration(ms)
 }
 
-// ParseRequest decodes one agent request frame as a Server does: strictly
+// ParseRequest decodes one agent request frame as a [Server] does: strictly
 // (exact keys, a member named twice refused, a token that is not a string
 // is no token) and with the defaults of the protocol applied: a missing or
 // non-object payload becomes {}, and a missing, null or empty id stays

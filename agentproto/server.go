@@ -24,11 +24,11 @@ import (
 
 // Server defaults.
 const (
-	// DefaultMaxRequestSize is the largest request frame a Server reads
+	// DefaultMaxRequestSize is the largest request frame a [Server] reads
 	// by default. A larger frame is answered with an error and ends the
 	// connection (the stream cannot be resynchronised). Requests between
 	// Chrome's 1 MiB limit and this size are answered with a clear error
-	// by the Host and the connection stays up.
+	// by the [Host] and the connection stays up.
 	DefaultMaxRequestSize = 4 << 20
 	// DefaultMaxInFlight is the default limit of requests in flight per
 	// client connection.
@@ -50,17 +50,17 @@ const readBufferSize = 32 << 10
 // (the extension sends up to 64 MiB).
 const maxReplySize = 1<<32 - 1
 
-// ServerOptions configures a Server. The zero value of each field is its
+// ServerOptions configures a [Server]. The zero value of each field is its
 // documented default.
 type ServerOptions struct {
 	// Extension receives every request the server does not answer itself.
 	// Nil means none: requests get the "not connected" error. If it
-	// implements EventSource, its events go to every client.
+	// implements [EventSource], its events go to every client.
 	Extension Extension
 
 	// Token is the API token every request must carry in its "token"
 	// member (compared in constant time). When empty, every request is
-	// refused with MsgTokenNotConfigured unless AllowUnauthenticated is set.
+	// refused with [MsgTokenNotConfigured] unless AllowUnauthenticated is set.
 	Token string
 	// AllowUnauthenticated lets requests through without a token when
 	// Token is empty (WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1). It has no
@@ -71,19 +71,19 @@ type ServerOptions struct {
 	// Zero means DefaultTimeout (60 s).
 	DefaultTimeout time.Duration
 	// MaxRequestSize is the largest request frame read, in bytes. Zero
-	// means DefaultMaxRequestSize.
+	// means [DefaultMaxRequestSize].
 	MaxRequestSize int
 	// MaxInFlight limits the requests in flight per connection; beyond it
 	// requests are answered at once with a "Too many requests in flight"
-	// error. Zero means DefaultMaxInFlight.
+	// error. Zero means [DefaultMaxInFlight].
 	MaxInFlight int
 	// MaxConnections limits the client connections served at once;
 	// beyond it a new connection gets an error frame and is closed. Zero
-	// means DefaultMaxConnections.
+	// means [DefaultMaxConnections].
 	MaxConnections int
 	// MaxQueuedBytes limits the bytes waiting to be written to one client
 	// before it is disconnected as too slow. Zero means
-	// DefaultMaxQueuedBytes.
+	// [DefaultMaxQueuedBytes].
 	MaxQueuedBytes int
 
 	// Logger receives the server's diagnostics. Nil means none. Messages
@@ -93,7 +93,7 @@ type ServerOptions struct {
 
 // Server serves the agent protocol on stream listeners (Unix sockets, or
 // in-memory pipes in tests): it authenticates requests, answers
-// bridge.health itself, forwards everything else to its Extension, and
+// bridge.health itself, forwards everything else to its [Extension], and
 // sends every event to every client.
 //
 // Its methods are safe for concurrent use.
@@ -123,7 +123,7 @@ type Server struct {
 	fnWG   trackedGroup
 }
 
-// NewServer returns a Server configured by opts. Nil opts mean all
+// NewServer returns a [Server] configured by opts. Nil opts mean all
 // defaults: no extension, and every request refused for want of a token.
 func NewServer(opts *ServerOptions) *Server {
 	if opts == nil {
@@ -169,7 +169,7 @@ func (s *Server) extension() Extension { return s.ext }
 func (s *Server) extensionOnline() bool { return s.ext != nil && s.ext.Online() }
 
 // Serve accepts connections on l and serves each in goroutines of its own
-// until Shutdown or Close, when it returns ErrServerClosed.
+// until Shutdown or Close, when it returns [ErrServerClosed].
 //
 // Like net/http's Server, Serve outlives a temporary failure of Accept:
 // when the process runs out of file descriptors (EMFILE, ENFILE), a
@@ -281,7 +281,7 @@ func (s *Server) startConn(nc net.Conn) {
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
-// new requests on open connections with MsgShuttingDown, waits until every
+// new requests on open connections with [MsgShuttingDown], waits until every
 // request in flight has been answered and the answers written, then closes
 // the connections. If ctx ends first, Shutdown closes everything as Close
 // does and returns ctx's error.

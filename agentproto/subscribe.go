@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// subscriber is an in-process subscription to a Server's events (the HTTP
+// subscriber is an in-process subscription to a [Server]'s events (the HTTP
 // API's event streams). When its buffer is full it is closed with
 // overflowed set: a stream with a silent gap would mislead its reader, who
 // can reconnect and start from a fresh snapshot instead.

@@ -62,12 +62,12 @@ const (
 	MaxGoalTimeout = time.Hour
 	// DefaultToolTimeout bounds each command a tool sends when ctx has no
 	// deadline (the reference's 30 s; browser_navigate gets
-	// DefaultNavigateToolTimeout).
+	// [DefaultNavigateToolTimeout]).
 	DefaultToolTimeout = 30 * time.Second
 	// DefaultNavigateToolTimeout bounds browser_navigate when ctx has no
 	// deadline (the reference's 60 s).
 	DefaultNavigateToolTimeout = 60 * time.Second
-	// MaxToolArgumentsSize is the largest arguments document CallTool
+	// MaxToolArgumentsSize is the largest arguments document [CallTool]
 	// accepts, in bytes: Chrome's 1 MiB limit on what reaches the
 	// extension.
 	MaxToolArgumentsSize = 1 << 20
@@ -209,9 +209,9 @@ func ExtensionCaller(ext Extension) Caller {
 	return serverCaller{NewServer(&ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
 }
 
-// eventless hides an Extension's EventSource, so that a Server made only to
+// eventless hides an [Extension]'s [EventSource], so that a [Server] made only to
 // forward calls does not take its events from the real server; it keeps
-// Host's forgetting of timed-out calls.
+// [Host]'s forgetting of timed-out calls.
 type eventless struct{ ext Extension }
 
 func (e eventless) Online() bool    { return e.ext != nil && e.ext.Online() }
@@ -254,7 +254,7 @@ func (c serverCaller) Call(ctx context.Context, typ string, payload any, result 
 	return decodeResult(res, nil, result)
 }
 
-// ErrUnknownTool is matched (errors.Is) by CallTool's error for a name
+// ErrUnknownTool is matched (errors.Is) by [CallTool]'s error for a name
 // that is not in the catalogue; the error's message names the tool.
 var ErrUnknownTool = errors.New("agentproto: unknown tool")
 
@@ -281,7 +281,7 @@ func (e *ToolArgumentsError) Error() string {
 // CallToolOptions configures [CallTool]. Nil means defaults.
 type CallToolOptions struct {
 	// Progress, if set, is called with short messages during long tools
-	// (weboperator_execute_goal), from CallTool's goroutine.
+	// (weboperator_execute_goal), from [CallTool]'s goroutine.
 	Progress func(message string)
 }
 

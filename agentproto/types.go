@@ -47,7 +47,7 @@ const (
 type TypeParams struct {
 	Ref  string `json:"ref"`
 	Text string `json:"text"`
-	// Mode is TypeModeReplace (the default when empty) or TypeModeAppend.
+	// Mode is [TypeModeReplace] (the default when empty) or [TypeModeAppend].
 	Mode string `json:"mode,omitempty"`
 	// Submit presses Enter after typing. It travels as the string "true"
 	// or "false", as the extension expects.
@@ -90,8 +90,8 @@ const (
 
 // ExtractParams is browser.extract's payload.
 type ExtractParams struct {
-	// Refs is a comma-separated list of refs ("@e1,@e2"), ExtractVisible
-	// or ExtractAll.
+	// Refs is a comma-separated list of refs ("@e1,@e2"), [ExtractVisible]
+	// or [ExtractAll].
 	Refs  string `json:"refs"`
 	TabID int    `json:"tabId,omitempty"`
 }
@@ -302,7 +302,7 @@ func DecodeDataURL(u string) (*Screenshot, error) {
 	return &Screenshot{MIMEType: mime, Data: b}, nil
 }
 
-// decodeDataURL is DecodeDataURL for a URL in a byte slice, decoded
+// decodeDataURL is [DecodeDataURL] for a URL in a byte slice, decoded
 // without copying it into a string first.
 func decodeDataURL(u []byte) (*Screenshot, error) {
 	comma := bytes.IndexByte(u, ',')
@@ -373,7 +373,7 @@ func (s TaskStatus) NeedsUser() bool {
 func (s TaskStatus) Settled() bool { return s.Final() || s.NeedsUser() }
 
 // Task is a browser task. Fields this package does not model are kept in
-// the raw result (use Call with a json.RawMessage to see them).
+// the raw result (use [Client.Call] with a json.RawMessage to see them).
 type Task struct {
 	ID             string          `json:"id"`
 	Goal           string          `json:"goal"`

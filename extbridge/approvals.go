@@ -60,7 +60,7 @@ func (a *pendingApproval) finish(o approvalOutcome) {
 // with approval_resolved and ctx's error returned). The request waits while
 // no extension is connected and is re-sent to every extension that
 // connects while it is pending. Once answered, approval_resolved is sent for
-// this id only. After Close it returns ErrClosed.
+// this id only. After Close it returns [ErrClosed].
 func (h *Hub) RequestApproval(ctx context.Context, req ApprovalRequest) (Decision, error) {
 	return h.requestApproval(ctx, req, nil)
 }

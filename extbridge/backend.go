@@ -7,7 +7,7 @@ import (
 )
 
 // Backend answers the extension panel's frames. The embedding CLI implements
-// it; embed BaseBackend to get the safe default (empty lists, no-ops) for
+// it; embed [BaseBackend] to get the safe default (empty lists, no-ops) for
 // every method not implemented.
 //
 // The hub calls a connection's Backend methods one at a time, from that
@@ -30,7 +30,7 @@ type Backend interface {
 	// NewSession starts a fresh conversation and returns its (usually
 	// empty) snapshot. The hub calls it for new_session and for the
 	// panel's "New chat" button, which sends the user_message "/clear"
-	// ([ClearCommand]): a Backend never sees "/clear" as a message.
+	// ([ClearCommand]): a [Backend] never sees "/clear" as a message.
 	NewSession(ctx context.Context) (*Snapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
 	// agent and append its text to the input history. Content is trimmed;
@@ -48,13 +48,13 @@ type Backend interface {
 	// models frame and the mode frame, whatever the error.
 	SelectModel(ctx context.Context, model string) error
 	// Mode returns the current agent mode (sent after the hello ack and
-	// after every set_mode). An invalid mode is sent as ModeStandard.
+	// after every set_mode). An invalid mode is sent as [ModeStandard].
 	Mode(ctx context.Context) (Mode, error)
 	// SetMode switches the agent mode. The hub only calls it with a valid
 	// mode, and answers a mode frame either way.
 	SetMode(ctx context.Context, mode Mode) error
 	// Interrupt stops the running turn (a no-op when none runs). Turns run
-	// with Hub.RunTurn are cancelled by the hub before Interrupt is called.
+	// with [Hub.RunTurn] are cancelled by the hub before Interrupt is called.
 	Interrupt(ctx context.Context) error
 }
 
@@ -63,14 +63,14 @@ type Backend interface {
 // instead of delivering it to [Backend.UserMessage].
 const ClearCommand = "/clear"
 
-// BaseBackend is a Backend that has nothing: empty lists, mode "standard",
+// BaseBackend is a [Backend] that has nothing: empty lists, mode "standard",
 // and no-ops. Embed it in a struct to implement only some methods.
 type BaseBackend struct{}
 
 // ListConversations returns no conversations.
 func (BaseBackend) ListConversations(context.Context) ([]Conversation, error) { return nil, nil }
 
-// ResumeConversation knows no conversation: it returns ErrUnknownConversation.
+// ResumeConversation knows no conversation: it returns [ErrUnknownConversation].
 func (BaseBackend) ResumeConversation(context.Context, string) (*Snapshot, error) {
 	return nil, ErrUnknownConversation
 }
@@ -93,7 +93,7 @@ func (BaseBackend) ListModels(context.Context) (Models, error) { return Models{}
 // SelectModel ignores the request.
 func (BaseBackend) SelectModel(context.Context, string) error { return nil }
 
-// Mode returns ModeStandard.
+// Mode returns [ModeStandard].
 func (BaseBackend) Mode(context.Context) (Mode, error) { return ModeStandard, nil }
 
 // SetMode ignores the request.

@@ -28,8 +28,8 @@ const (
 )
 
 // Event is one AG-UI event, held as its JSON object. Make one with a typed
-// constructor (TextMessageContent, RunStarted, …) or from raw JSON with
-// NewEvent. The zero Event is invalid.
+// constructor ([TextMessageContent], [RunStarted], …) or from raw JSON with
+// [NewEvent]. The zero Event is invalid.
 type Event struct {
 	raw []byte
 	typ string
@@ -37,7 +37,7 @@ type Event struct {
 
 // NewEvent checks raw as an AG-UI event (a JSON object with a non-empty
 // string "type", no duplicate keys, a non-empty delta for
-// TEXT_MESSAGE_CONTENT) and returns it as an Event, copied. Unknown event
+// TEXT_MESSAGE_CONTENT) and returns it as an [Event], copied. Unknown event
 // types and fields are relayed unchanged.
 func NewEvent(raw json.RawMessage) (Event, error) {
 	var typ string
@@ -73,7 +73,7 @@ func NewEvent(raw json.RawMessage) (Event, error) {
 	return Event{raw: compact.Bytes(), typ: typ}, nil
 }
 
-// Type returns the event's type, "" for the zero Event.
+// Type returns the event's type, "" for the zero [Event].
 func (e Event) Type() string { return e.typ }
 
 // MarshalJSON returns the event's JSON object.

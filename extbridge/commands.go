@@ -150,14 +150,14 @@ func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
 //
 // The command's timeout_ms is the time left until ctx's deadline, which
 // binds the hub too; without a deadline it is HubOptions.CommandTimeout and
-// the hub waits ReplyMargin longer. Errors: *NotConnectedError
-// (ErrNotConnected) when no extension is connected, *TimeoutError
-// (ErrTimeout), ErrDisconnected when the connection is lost or replaced
-// first, *CommandError when the extension reports a failure or when the
-// hub refuses the command before sending it (ErrInvalidCommand: a navigate
+// the hub waits ReplyMargin longer. Errors: *[NotConnectedError]
+// ([ErrNotConnected]) when no extension is connected, *[TimeoutError]
+// ([ErrTimeout]), [ErrDisconnected] when the connection is lost or replaced
+// first, *[CommandError] when the extension reports a failure or when the
+// hub refuses the command before sending it ([ErrInvalidCommand]: a navigate
 // without an absolute URL of an allowed scheme, a click or type without a
 // selector),
-// ErrInvalidResult for a result the hub cannot use, ErrClosed, or ctx's
+// [ErrInvalidResult] for a result the hub cannot use, [ErrClosed], or ctx's
 // error when it is cancelled. When the extension has stopped reading its
 // socket, Command may return up to HubOptions.WriteTimeout after ctx is
 // cancelled (the connection is then dropped as stalled).

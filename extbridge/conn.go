@@ -365,11 +365,11 @@ func (c *extConn) activate() error {
 }
 
 // admitReplacementLocked decides whether newcomer c may replace the
-// current connection old (h.mu held). With ReplaceNewest, newest wins
+// current connection old (h.mu held). With [ReplaceNewest], newest wins
 // unless replacements have exceeded ReplaceLimit within ReplaceWindow: two
 // browsers with the extension would otherwise replace each other forever,
 // failing every command in between. The current connection is then kept
-// and newcomers are refused for ReplaceCooldown. With ReplaceKeepCurrent
+// and newcomers are refused for ReplaceCooldown. With [ReplaceKeepCurrent]
 // newcomers are always refused while a connection is current. Each episode
 // is logged once, with both versions: a refusal returns the attributes to
 // log (outside h.mu), nil when this episode was logged already.
@@ -435,8 +435,8 @@ func (c *extConn) readLoop() {
 
 // readFailure turns the error that ended the read loop into the cause the
 // failed commands and OnDisconnect report, and the close code to send: a
-// frame over the read limit is a *FrameTooLargeError, a close frame from
-// the extension is a *PeerClosedError, anything else (EOF, reset, a
+// frame over the read limit is a *[FrameTooLargeError], a close frame from
+// the extension is a *[PeerClosedError], anything else (EOF, reset, a
 // protocol error) is reported with its own text.
 func (c *extConn) readFailure(err error) (websocket.StatusCode, error) {
 	if errors.Is(err, websocket.ErrMessageTooBig) {

@@ -137,7 +137,7 @@ func (c *extConn) dispatchBare(typ string) {
 	}
 }
 
-// newSession answers new_session and the panel's "/clear": the Backend
+// newSession answers new_session and the panel's "/clear": the [Backend]
 // starts a fresh conversation and the panel gets its (empty) snapshot.
 func (c *extConn) newSession() {
 	snap, err := c.hub.opts.Backend.NewSession(c.ctx)

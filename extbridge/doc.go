@@ -6,15 +6,16 @@
 // ws://127.0.0.1:52789/ws and authenticates with a shared token in its first
 // frame. Through the hub the CLI then drives the user's real browser
 // (Navigate, Click, Type, Read, Screenshot, Tabs, Command), answers the
-// extension panel's frames through a Backend (conversations, history,
+// extension panel's frames through a [Backend] (conversations, history,
 // skills, models, mode), mirrors its chat as AG-UI events (Emit, RunTurn),
 // asks the user for approvals (RequestApproval, ResolveApproval), serves the
-// extension's tool requests (ToolHandler) and serves generated images under
+// extension's tool requests ([ToolHandler]) and serves generated images under
 // /artifacts/.
 //
 // # Quick start
 //
-//	token, _ := extbridge.NewToken() // copy it into the extension's options
+//	token, err := extbridge.NewToken() // copy it into the extension's options
+//	if err != nil { … }
 //	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
 //	if err != nil { … }
 //	defer hub.Close()
@@ -26,7 +27,7 @@
 //	res, err := hub.Navigate(ctx, "https://example.com")
 //	fmt.Println(res.URL, res.Title)
 //
-// The Hub is also an http.Handler (routes /ws and /artifacts/) that can be
+// The [Hub] is also an http.Handler (routes /ws and /artifacts/) that can be
 // mounted on a program's own mux.
 //
 // # Connections
@@ -36,7 +37,7 @@
 // closes with 1008 (policy violation). A newcomer that fails or stays silent
 // never disturbs the current connection; a newly authenticated one replaces
 // it, the replaced connection's in-flight commands fail at once with
-// ErrDisconnected, and whatever it still sends is ignored. Replacements are
+// [ErrDisconnected], and whatever it still sends is ignored. Replacements are
 // damped: beyond [HubOptions.ReplaceLimit] in [HubOptions.ReplaceWindow]
 // (two browsers with the extension) the current connection is kept and
 // newcomers are refused for [HubOptions.ReplaceCooldown];
@@ -65,7 +66,7 @@
 //
 // # Concurrency
 //
-// All methods of Hub and InputHistory are safe for concurrent use. Each
+// All methods of Hub and [InputHistory] are safe for concurrent use. Each
 // connection has one reader goroutine (the HTTP handler's), one writer and
 // one pinger; each tool request runs in its own goroutine. A browser command
 // is written by its caller when nothing is queued or being written (else
@@ -83,7 +84,7 @@
 // a well-formed id (pinned with ExtensionIDs); anything else gets 403
 // before the upgrade. A missing Origin is accepted as the protocol says, so
 // the token is the real guard: it is compared in constant time, an empty
-// one is refused, and NewToken makes 128-bit random ones. Inbound frames are
+// one is refused, and [NewToken] makes 128-bit random ones. Inbound frames are
 // decoded strictly: duplicate and case-variant keys and invalid UTF-8 are
 // refused, so the hub never acts on a field the extension's JavaScript
 // reads differently, nor on text repaired to U+FFFD.

@@ -8,11 +8,11 @@ import (
 
 // ErrNotConnected is matched (errors.Is) by the error of a browser command
 // made while no authenticated extension is connected. The error itself is a
-// *NotConnectedError whose text is the reference wording agents' prompts
+// *[NotConnectedError] whose text is the reference wording agents' prompts
 // already know.
 var ErrNotConnected = errors.New("extbridge: no browser extension connected")
 
-// ErrTimeout is matched (errors.Is) by a *TimeoutError: the extension did not
+// ErrTimeout is matched (errors.Is) by a *[TimeoutError]: the extension did not
 // answer a browser command in time.
 var ErrTimeout = errors.New("extbridge: timed out waiting for the browser extension")
 
@@ -26,24 +26,24 @@ var ErrDisconnected = errors.New("extbridge: browser extension disconnected")
 // empty or undecodable screenshot image.
 var ErrInvalidResult = errors.New("extbridge: invalid result from the browser extension")
 
-// ErrClosed is returned by calls on a Hub after Close or Shutdown began.
+// ErrClosed is returned by calls on a [Hub] after Close or Shutdown began.
 var ErrClosed = errors.New("extbridge: hub closed")
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or
 // Close, like http.ErrServerClosed.
 var ErrServerClosed = errors.New("extbridge: server closed")
 
-// ErrUnknownTool is what a ToolHandler returns (possibly wrapped) for a tool
+// ErrUnknownTool is what a [ToolHandler] returns (possibly wrapped) for a tool
 // name it does not serve. The hub answers such a request with one failed
 // tool_result and keeps the connection open.
 var ErrUnknownTool = errors.New("extbridge: unknown tool")
 
-// ErrUnknownConversation is what a Backend's ResumeConversation returns
+// ErrUnknownConversation is what a [Backend]'s ResumeConversation returns
 // (possibly wrapped) for an id it does not know. The hub then sends no
 // snapshot, as the protocol requires.
 var ErrUnknownConversation = errors.New("extbridge: unknown conversation")
 
-// ErrInvalidEvent is returned by NewEvent and Emit for an AG-UI event that is
+// ErrInvalidEvent is returned by [NewEvent] and Emit for an AG-UI event that is
 // not a JSON object with a non-empty string "type", or a
 // TEXT_MESSAGE_CONTENT event with an empty delta.
 var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
@@ -54,7 +54,7 @@ var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
 var ErrFrameTooLarge = errors.New("extbridge: frame exceeds the read limit")
 
 // FrameTooLargeError is the cause of a disconnect (reported to the browser
-// commands in flight and to OnDisconnect, wrapped in ErrDisconnected) when
+// commands in flight and to OnDisconnect, wrapped in [ErrDisconnected]) when
 // the extension sent a frame over [HubOptions.ReadLimit], for example a Read
 // of a page with more text than the limit. It matches [ErrFrameTooLarge].
 // The frame's full size is not known: the hub stops reading at the limit
@@ -68,7 +68,7 @@ func (e *FrameTooLargeError) Error() string {
 	return "frame from the browser extension exceeds the read limit of " + strconv.FormatInt(e.Limit, 10) + " bytes"
 }
 
-// Unwrap returns ErrFrameTooLarge.
+// Unwrap returns [ErrFrameTooLarge].
 func (e *FrameTooLargeError) Unwrap() error { return ErrFrameTooLarge }
 
 // PeerClosedError is the cause of a disconnect when the extension closed
@@ -84,7 +84,7 @@ func (e *PeerClosedError) Error() string {
 }
 
 // NotConnectedError is the error of a browser command made while no
-// extension is connected. It matches ErrNotConnected. Its text is the
+// extension is connected. It matches [ErrNotConnected]. Its text is the
 // reference wording "no browser extension connected on port N".
 type NotConnectedError struct {
 	Port int // the hub's port (0 when unknown)
@@ -98,11 +98,11 @@ func (e *NotConnectedError) Error() string {
 	return "no browser extension connected on port " + strconv.Itoa(e.Port)
 }
 
-// Unwrap returns ErrNotConnected.
+// Unwrap returns [ErrNotConnected].
 func (e *NotConnectedError) Unwrap() error { return ErrNotConnected }
 
 // TimeoutError is the error of a browser command the extension did not
-// answer in time. It matches ErrTimeout, and also context.DeadlineExceeded
+// answer in time. It matches [ErrTimeout], and also context.DeadlineExceeded
 // when the caller's context deadline was what expired. Its text is the
 // reference wording "timed out waiting for the browser extension to ACTION".
 type TimeoutError struct {
@@ -115,7 +115,7 @@ func (e *TimeoutError) Error() string {
 	return "timed out waiting for the browser extension to " + e.Action
 }
 
-// Unwrap returns ErrTimeout and, when the caller's deadline expired, the
+// Unwrap returns [ErrTimeout] and, when the caller's deadline expired, the
 // context's error.
 func (e *TimeoutError) Unwrap() []error {
 	if e.cause != nil {
@@ -151,7 +151,7 @@ func (e *CommandError) Error() string {
 	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
 }
 
-// Unwrap returns ErrInvalidCommand for a command the hub refused, nil
+// Unwrap returns [ErrInvalidCommand] for a command the hub refused, nil
 // otherwise.
 func (e *CommandError) Unwrap() error {
 	if e.Invalid {
@@ -174,7 +174,7 @@ func (e *actionError) Error() string {
 
 func (e *actionError) Unwrap() error { return e.err }
 
-// disconnectedError is ErrDisconnected with its cause (replaced, lost,
+// disconnectedError is [ErrDisconnected] with its cause (replaced, lost,
 // closed), both matched by errors.Is.
 type disconnectedError struct{ cause error }
 

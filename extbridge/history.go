@@ -13,9 +13,9 @@ import (
 	"sync"
 )
 
-// Limits of InputHistory.
+// Limits of [InputHistory].
 const (
-	// MaxHistoryEntries is the number of entries an InputHistory keeps (and
+	// MaxHistoryEntries is the number of entries an [InputHistory] keeps (and
 	// the most the list_history answer carries).
 	MaxHistoryEntries = maxHistoryEntries
 	// MaxHistoryEntryBytes is the largest entry recorded; longer ones are
@@ -29,7 +29,7 @@ const (
 // InputHistory is the shell-style input history the panel's arrow-up recall
 // shares with the CLI: entries are trimmed, empty ones and consecutive
 // duplicates are skipped, multi-line entries are kept whole, and only the
-// last MaxHistoryEntries are kept. It may persist to a file (JSON Lines,
+// last [MaxHistoryEntries] are kept. It may persist to a file (JSON Lines,
 // one JSON string per line, mode 0600). Its methods are safe for concurrent
 // use.
 type InputHistory struct {
@@ -140,7 +140,7 @@ func appendCapped(entries []string, e string) []string {
 // Add records entry and reports whether it was recorded (false for an
 // empty, oversized or consecutive duplicate entry). With a file, the entry
 // is appended to it; the file is rewritten with the kept entries when it
-// has grown to twice MaxHistoryEntries lines.
+// has grown to twice [MaxHistoryEntries] lines.
 func (h *InputHistory) Add(entry string) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

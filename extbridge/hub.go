@@ -76,7 +76,7 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// NewHub returns a Hub configured by opts. It fails when opts is nil or
+// NewHub returns a [Hub] configured by opts. It fails when opts is nil or
 // opts.Token is empty, when a limit is negative, when Addr is not a loopback address, or
 // when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
 // must be closed with Close or Shutdown once it has served.
@@ -191,7 +191,7 @@ func (h *Hub) Listen() (net.Listener, error) {
 }
 
 // ListenAndServe listens on HubOptions.Addr and serves the hub until
-// Shutdown or Close, after which it returns ErrServerClosed. Use [Hub.Listen]
+// Shutdown or Close, after which it returns [ErrServerClosed]. Use [Hub.Listen]
 // and [Hub.Serve] to learn the bound address or the bind error before serving.
 func (h *Hub) ListenAndServe() error {
 	l, err := h.Listen()
@@ -202,7 +202,7 @@ func (h *Hub) ListenAndServe() error {
 }
 
 // Serve serves the hub on l until Shutdown or Close, after which it returns
-// ErrServerClosed. l must be a loopback TCP listener (or a listener whose
+// [ErrServerClosed]. l must be a loopback TCP listener (or a listener whose
 // address is not TCP, such as an in-memory one). Serve takes ownership of l
 // and closes it.
 func (h *Hub) Serve(l net.Listener) error {
@@ -264,7 +264,7 @@ func (h *Hub) Extension() (ConnInfo, bool) {
 }
 
 // WaitConnected blocks until an authenticated extension is connected, ctx
-// is done, or the hub is closed (ErrClosed).
+// is done, or the hub is closed ([ErrClosed]).
 func (h *Hub) WaitConnected(ctx context.Context) error {
 	for {
 		h.mu.Lock()
@@ -287,10 +287,10 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 }
 
 // Shutdown stops the hub gracefully: it stops accepting connections, fails
-// pending approvals with ErrClosed, waits for in-flight browser commands and
+// pending approvals with [ErrClosed], waits for in-flight browser commands and
 // tool requests, closes the extension connection with 1001 (going away) and
 // waits for every goroutine. When ctx ends first it closes the hub at once
-// (as Close) and returns ctx's error. Serve then returns ErrServerClosed.
+// (as Close) and returns ctx's error. Serve then returns [ErrServerClosed].
 func (h *Hub) Shutdown(ctx context.Context) error {
 	h.beginClose()
 	err := h.srv.Shutdown(ctx)
@@ -340,7 +340,7 @@ func (h *Hub) waitIdle(ctx context.Context) error {
 }
 
 // Close stops the hub at once: listeners and connections are closed,
-// pending commands and approvals fail with ErrClosed, and Close waits for
+// pending commands and approvals fail with [ErrClosed], and Close waits for
 // every goroutine the hub started. Close is idempotent.
 func (h *Hub) Close() error {
 	h.beginClose()

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Defaults of HubOptions. A zero field means its default.
+// Defaults of [HubOptions]. A zero field means its default.
 const (
 	DefaultAddr                = "127.0.0.1:52789"
 	DefaultHelloTimeout        = 5 * time.Second
@@ -46,7 +46,7 @@ const (
 // defaultNavigateSchemes are the URL schemes Navigate accepts by default.
 var defaultNavigateSchemes = []string{"http", "https", "file", "about", "data"}
 
-// HubOptions configures a Hub. The zero value of every field is a documented
+// HubOptions configures a [Hub]. The zero value of every field is a documented
 // default; only Token is required.
 type HubOptions struct {
 	// Token is the shared secret the extension must present in its
@@ -141,12 +141,12 @@ type HubOptions struct {
 	// Beyond it, each new connection evicts the oldest idle one (or, when
 	// none is idle, the oldest), so that local processes holding
 	// connections cost bounded file descriptors and can never lock the
-	// extension's reconnect out. Not applied when the Hub is mounted on a
+	// extension's reconnect out. Not applied when the [Hub] is mounted on a
 	// server of the program's own (ServeHTTP). Default 64.
 	MaxUnauthConns int
 
 	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
-	// means no artifacts route (404). The directory must exist when NewHub
+	// means no artifacts route (404). The directory must exist when [NewHub]
 	// is called.
 	ArtifactsDir string
 
@@ -176,7 +176,7 @@ type HubOptions struct {
 	// OnConnect is called when an extension has authenticated, and
 	// OnDisconnect when that connection ends (replaced, lost, closed).
 	// Calls are made one at a time, in order, from a goroutine of the hub,
-	// so they may call the Hub's methods, except Close and Shutdown, which
+	// so they may call the [Hub]'s methods, except Close and Shutdown, which
 	// wait for that goroutine (call those from a goroutine of your own).
 	// Default: none.
 	OnConnect    func(ConnInfo)

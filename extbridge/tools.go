@@ -26,13 +26,13 @@ type ToolResult struct {
 // ToolHandler runs the extension's tool requests. HandleTool is called in
 // its own goroutine per request; ctx is cancelled when the connection ends
 // (the result would be dropped anyway) and must be honoured. Return
-// ErrUnknownTool for a tool the handler does not serve; any other error
+// [ErrUnknownTool] for a tool the handler does not serve; any other error
 // becomes a failed result carrying the error's text.
 type ToolHandler interface {
 	HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 }
 
-// ToolHandlerFunc adapts a function to ToolHandler.
+// ToolHandlerFunc adapts a function to [ToolHandler].
 type ToolHandlerFunc func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 
 // HandleTool calls f(ctx, req).

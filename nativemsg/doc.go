@@ -23,10 +23,10 @@
 //
 // Chrome sends at most 64 MiB to a host and accepts at most 1 MiB
 // (1,048,576 bytes) from one: it closes the port, and the extension loses
-// every pending request, on a frame one byte longer. A Reader refuses frames
-// over its limit (DefaultReadLimit, 64 MiB) before allocating anything, so a
-// bogus 4 GiB header costs nothing; a Writer refuses frames over its limit
-// (DefaultWriteLimit, 1 MiB) and writes nothing, so the caller can answer
+// every pending request, on a frame one byte longer. A [Reader] refuses frames
+// over its limit ([DefaultReadLimit], 64 MiB) before allocating anything, so a
+// bogus 4 GiB header costs nothing; a [Writer] refuses frames over its limit
+// ([DefaultWriteLimit], 1 MiB) and writes nothing, so the caller can answer
 // with an error instead of losing the port. Both limits are configurable.
 // Errors never contain message bytes.
 //
@@ -34,23 +34,23 @@
 //
 // A browser starts a host with its own standard streams as the port.
 // Anything else written to standard output corrupts the stream, so
-// OpenStdio moves the real standard output aside for frames and sends
+// [OpenStdio] moves the real standard output aside for frames and sends
 // everything else written to standard output to standard error. On Linux
-// it serves the standard pipes through Go's poller, so that Conn.Close
+// it serves the standard pipes through Go's poller, so that [Conn.Close]
 // interrupts a read blocked on a silent browser (a host can stop on
 // SIGTERM at once).
 // ParseLaunchArgs reads the caller's identity from the command line.
 //
-// HostManifest, ManifestLocation, Install and Uninstall write and remove the
+// HostManifest, [ManifestLocation], [Install] and [Uninstall] write and remove the
 // manifest for Chrome, Chromium, Edge, Brave and Firefox, for the user or the
 // whole system, on Linux and macOS, or into an explicit --user-data-dir
 // (which needs no writes to the home directory, handy in tests). On Windows
 // the browser finds manifests through the registry; this package writes the
-// file and returns a *RegistryError naming the value to set.
+// file and returns a *[RegistryError] naming the value to set.
 //
 // # Concurrency
 //
-// A Writer (and so a Conn's writing methods) is safe for concurrent use:
+// A Writer (and so a [Conn]'s writing methods) is safe for concurrent use:
 // each frame goes to the underlying writer in one Write, under a lock. A
 // Reader is for one goroutine. Conn.Close is idempotent and safe to call
 // from any goroutine.

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// ErrNotLaunchedByBrowser is returned by ParseLaunchArgs when the arguments
+// ErrNotLaunchedByBrowser is returned by [ParseLaunchArgs] when the arguments
 // are not those a browser starts a native host with, so a program can tell
 // a browser launch from a command line of its own.
 var ErrNotLaunchedByBrowser = errors.New("nativemsg: not launched by a browser")
@@ -53,7 +53,7 @@ type LaunchInfo struct {
 // Chromium browsers pass "chrome-extension://<id>/" and, on Windows,
 // "--parent-window=N"; Firefox passes the manifest's path and the add-on id.
 // Arguments of any other shape give an error matching
-// ErrNotLaunchedByBrowser.
+// [ErrNotLaunchedByBrowser].
 func ParseLaunchArgs(args []string) (*LaunchInfo, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("%w: no arguments", ErrNotLaunchedByBrowser)

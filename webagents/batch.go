@@ -69,9 +69,9 @@ type wirePacing struct {
 // must agree when given), an object input ({} when absent), string
 // dependsOn entries without repeats, and string-valued references.
 // Publication, scope, graph and schema rules need the manifest and are
-// checked by NewPlan.
+// checked by [NewPlan].
 //
-// Errors are *Error values with status 400 and the most specific code.
+// Errors are *[Error] values with status 400 and the most specific code.
 func DecodeBatch(body []byte) (*Batch, error) {
 	var w wireBatch
 	if err := strictjson.Unmarshal(body, &w); err != nil {

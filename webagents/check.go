@@ -57,7 +57,7 @@ func (r *CheckReport) warning(path, format string, args ...any) {
 // http(s) or when ctx ends.
 //
 // When ctx has no deadline, Check is bounded by c.CheckTimeout
-// (DefaultCheckTimeout); requests that do not finish in time are reported
+// ([DefaultCheckTimeout]); requests that do not finish in time are reported
 // as problems.
 func (c *Client) Check(ctx context.Context, pageURL string) (*CheckReport, error) {
 	page, err := parsePageURL(pageURL)

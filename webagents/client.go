@@ -33,7 +33,7 @@ const (
 	// deadline is 30 s by default) when the caller's context has no
 	// deadline.
 	DefaultRunTimeout = 45 * time.Second
-	// MaxResponseHeaderBytes bounds the response headers the Client's own
+	// MaxResponseHeaderBytes bounds the response headers the [Client]'s own
 	// transport reads (used when Client.HTTPClient is nil).
 	MaxResponseHeaderBytes = 64 << 10
 )
@@ -42,7 +42,7 @@ const (
 // 4 × MaxDocumentChars bytes (and MaxDocumentChars code points), a batch
 // response at TransportLimitBytes; HEAD bodies are never read.
 
-// defaultTransport is the transport of a Client without an HTTPClient: the
+// defaultTransport is the transport of a [Client] without an HTTPClient: the
 // standard one with a cap on response headers.
 var defaultTransport = sync.OnceValue(func() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
@@ -55,18 +55,18 @@ var defaultTransport = sync.OnceValue(func() *http.Transport {
 type Client struct {
 	// HTTPClient sends the requests; nil means a client with the standard
 	// transport whose response headers are capped at
-	// MaxResponseHeaderBytes. Its CheckRedirect is replaced: discovery
+	// [MaxResponseHeaderBytes]. Its CheckRedirect is replaced: discovery
 	// follows at most 5 same-origin redirects and the workflow endpoint is
 	// never followed. Its Timeout, if any, applies to each request.
 	HTTPClient *http.Client
 	// DiscoverTimeout bounds Discover when ctx has no deadline; 0 means
-	// DefaultDiscoverTimeout, a negative value no bound.
+	// [DefaultDiscoverTimeout], a negative value no bound.
 	DiscoverTimeout time.Duration
 	// CheckTimeout bounds Check when ctx has no deadline; 0 means
-	// DefaultCheckTimeout, a negative value no bound.
+	// [DefaultCheckTimeout], a negative value no bound.
 	CheckTimeout time.Duration
 	// RunTimeout bounds Run (its discovery included) when ctx has no
-	// deadline; 0 means DefaultRunTimeout, a negative value no bound.
+	// deadline; 0 means [DefaultRunTimeout], a negative value no bound.
 	RunTimeout time.Duration
 	// UserAgent is sent with every request; "" means
 	// "agentbridge-webagents/0.1".
@@ -78,7 +78,7 @@ type Client struct {
 // DiscoveryStatus says whether a page publishes a usable manifest.
 type DiscoveryStatus int
 
-// Discovery statuses. Anything but DiscoveryFound means "fall back to normal
+// Discovery statuses. Anything but [DiscoveryFound] means "fall back to normal
 // browsing"; none of them is an error for the caller.
 const (
 	DiscoveryFound       DiscoveryStatus = iota // a valid, same-origin manifest
@@ -94,7 +94,7 @@ const (
 
 var discoveryStatusNames = [...]string{"found", "absent", "invalid", "unsafe", "unavailable", "no actions for this page"}
 
-// ErrNoActionsForPage is the Err of a DiscoveryNoActions discovery.
+// ErrNoActionsForPage is the Err of a [DiscoveryNoActions] discovery.
 var ErrNoActionsForPage = errors.New("webagents: the site publishes no actions for this page")
 
 // String returns "found", "absent", "invalid", "unsafe", "unavailable" or
@@ -109,7 +109,7 @@ func (s DiscoveryStatus) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s DiscoveryStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Discovery is the outcome of Client.Discover.
+// Discovery is the outcome of [Client.Discover].
 type Discovery struct {
 	Status DiscoveryStatus
 	// PageURL is the page discovery was for.
@@ -125,9 +125,9 @@ type Discovery struct {
 	Actions []*Action
 	// Warnings are the manifest's warnings (such as extra fenced blocks).
 	Warnings []Problem
-	// Err says why the status is not DiscoveryFound: ErrNoManifest,
-	// ErrDocumentTooLarge, a *ValidationError, ErrUnsafeRedirect,
-	// ErrTooManyRedirects, ErrCrossOriginEndpoint, or a transport error.
+	// Err says why the status is not [DiscoveryFound]: ErrNoManifest,
+	// [ErrDocumentTooLarge], a *[ValidationError], [ErrUnsafeRedirect],
+	// [ErrTooManyRedirects], [ErrCrossOriginEndpoint], or a transport error.
 	Err error
 }
 
@@ -150,7 +150,7 @@ func withDefaultTimeout(ctx context.Context, configured, def time.Duration) (con
 	return context.WithTimeoutCause(ctx, configured, &clientTimeoutError{configured})
 }
 
-// clientTimeoutError is the cause of a Client's own timeout.
+// clientTimeoutError is the cause of a [Client]'s own timeout.
 type clientTimeoutError struct{ after time.Duration }
 
 func (e *clientTimeoutError) Error() string {
@@ -160,7 +160,7 @@ func (e *clientTimeoutError) Error() string {
 // Unwrap returns context.DeadlineExceeded.
 func (e *clientTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// ended returns the error of a fetch whose context has ended: the Client's
+// ended returns the error of a fetch whose context has ended: the [Client]'s
 // own timeout when that is the cause, otherwise err.
 func ended(ctx context.Context, err error) error {
 	var te *clientTimeoutError
@@ -171,7 +171,7 @@ func ended(ctx context.Context, err error) error {
 }
 
 // sameOriginClient returns a copy of the HTTP client that follows at most
-// MaxRedirects redirects within origin.
+// [MaxRedirects] redirects within origin.
 func (c *Client) sameOriginClient(origin string) *http.Client {
 	hc := *c.httpClient()
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -245,11 +245,11 @@ func parsePageURL(raw string) (*url.URL, error) {
 // Discover looks for the manifest of the page at pageURL: /webagents.md,
 // then /.well-known/webagents.json, on the page's origin. It returns an
 // error only for a pageURL that is not an http(s) URL or when ctx ends;
-// every other outcome is a status in the Discovery.
+// every other outcome is a status in the [Discovery].
 //
 // When ctx has no deadline, discovery is bounded by c.DiscoverTimeout
-// (DefaultDiscoverTimeout); a site that does not answer in time is
-// DiscoveryUnavailable with an error matching context.DeadlineExceeded.
+// ([DefaultDiscoverTimeout]); a site that does not answer in time is
+// [DiscoveryUnavailable] with an error matching context.DeadlineExceeded.
 func (c *Client) Discover(ctx context.Context, pageURL string) (*Discovery, error) {
 	page, err := parsePageURL(pageURL)
 	if err != nil {
@@ -356,12 +356,12 @@ func resolveEndpoint(page *url.URL, endpoint string) (*url.URL, error) {
 	return u, nil
 }
 
-// ErrNotPublished means Client.Run refused an operation whose action the
+// ErrNotPublished means [Client.Run] refused an operation whose action the
 // site's manifest does not publish at all.
 var ErrNotPublished = errors.New("webagents: action not published by this site")
 
-// DiscoveryError is returned by Client.Run when the page has no usable
-// manifest. It matches ErrNotAvailable and the discovery's own error.
+// DiscoveryError is returned by [Client.Run] when the page has no usable
+// manifest. It matches [ErrNotAvailable] and the discovery's own error.
 type DiscoveryError struct {
 	Discovery *Discovery
 }
@@ -374,12 +374,12 @@ func (e *DiscoveryError) Error() string {
 	return msg
 }
 
-// Unwrap returns ErrNotAvailable and the discovery's error.
+// Unwrap returns [ErrNotAvailable] and the discovery's error.
 func (e *DiscoveryError) Unwrap() []error { return []error{ErrNotAvailable, e.Discovery.Err} }
 
-// ConsentError is returned by Client.Run, before anything is sent, for an
+// ConsentError is returned by [Client.Run], before anything is sent, for an
 // operation whose effect the caller did not allow. It matches
-// ErrConsentRequired.
+// [ErrConsentRequired].
 type ConsentError struct {
 	Operation string
 	Action    string
@@ -395,7 +395,7 @@ func (e *ConsentError) Error() string {
 		e.Operation, e.Effect, e.Action, need)
 }
 
-// Unwrap returns ErrConsentRequired.
+// Unwrap returns [ErrConsentRequired].
 func (e *ConsentError) Unwrap() error { return ErrConsentRequired }
 
 // RunOptions are the caller's permissions and request options for Run. The
@@ -418,12 +418,12 @@ type RunResult struct {
 	// StatusCode is the HTTP status of the response.
 	StatusCode int
 	// Response is the decoded envelope; nil when the body was not one (the
-	// error is then a *ProtocolError).
+	// error is then a *[ProtocolError]).
 	Response *Response
 	// Replayed is true when the server replayed a stored response for the
 	// Idempotency-Key: the batch did not run again.
 	Replayed bool
-	// Body is the response body as received (at most TransportLimitBytes;
+	// Body is the response body as received (at most [TransportLimitBytes];
 	// nil for a redirect or an oversized body).
 	Body []byte
 	// Warnings say how a response that is not a strict envelope was read
@@ -436,14 +436,14 @@ type RunResult struct {
 // writes and irreversible actions, plans the batch (sending the inferred
 // dependencies as dependsOn) and POSTs it to the endpoint.
 //
-// Before anything is sent it returns a *DiscoveryError (ErrNotAvailable), an
-// error matching ErrNotPublished (the manifest has no such action) or
-// ErrNotInScope (it has, for other pages), a *ConsentError
-// (ErrConsentRequired), or the planner's *Error. When the server answers
-// with ok false, Run returns the RunResult and an *Error carrying the
+// Before anything is sent it returns a *[DiscoveryError] ([ErrNotAvailable]), an
+// error matching [ErrNotPublished] (the manifest has no such action) or
+// [ErrNotInScope] (it has, for other pages), a *[ConsentError]
+// ([ErrConsentRequired]), or the planner's *[Error]. When the server answers
+// with ok false, Run returns the [RunResult] and an *Error carrying the
 // top-level code, message, status and failing operation. When it answers
 // with something that is not an envelope, Run returns the RunResult (status
-// and body) and a *ProtocolError: the batch may have run. A 2xx body without
+// and body) and a *[ProtocolError]: the batch may have run. A 2xx body without
 // the envelope's "protocol" member that still has an "ok" boolean and
 // results named by operation id is read leniently, with a warning in
 // RunResult.Warnings.
@@ -595,12 +595,12 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 // ErrProtocol is matched by a [*ProtocolError].
 var ErrProtocol = errors.New("webagents: the response is not a " + Protocol + " envelope")
 
-// ProtocolError is returned by Client.Run, with the RunResult, when the
+// ProtocolError is returned by [Client.Run], with the [RunResult], when the
 // endpoint answered with something that is not a WebAgents envelope (a
 // redirect, HTML, an oversized or malformed body, another protocol). The
 // batch may have run, in part or whole: do not resend it without an
 // Idempotency-Key. RunResult.Body holds the body as received. It matches
-// errors.Is(err, ErrProtocol).
+// errors.Is(err, [ErrProtocol]).
 type ProtocolError struct {
 	StatusCode  int    // the HTTP status
 	ContentType string // the media type of the body, without parameters
@@ -612,7 +612,7 @@ func (e *ProtocolError) Error() string {
 		e.StatusCode, cmpOr(e.ContentType, "no content type"), Protocol, e.Reason)
 }
 
-// Unwrap returns ErrProtocol.
+// Unwrap returns [ErrProtocol].
 func (e *ProtocolError) Unwrap() error { return ErrProtocol }
 
 func cmpOr(s, def string) string {

@@ -21,7 +21,7 @@
 //	})
 //	h.Register(mux)
 //
-// An agent discovers and runs actions with a Client:
+// An agent discovers and runs actions with a [Client]:
 //
 //	var c webagents.Client
 //	res, err := c.Run(ctx, "https://shop.example/products/kbd-75", []webagents.Operation{
@@ -30,10 +30,10 @@
 //		{ID: "verify", Action: "cart.state"},
 //	}, &webagents.RunOptions{AllowWrites: true})
 //
-// The pieces are usable on their own: ParseDocument and ParseManifest
-// validate manifests (every problem, with its JSON path); Client.Discover
-// tells absent, invalid, unsafe and unavailable apart; Client.Check is the
-// live checker (it never POSTs); DecodeBatch, NewPlan and Executor.Run are
+// The pieces are usable on their own: [ParseDocument] and [ParseManifest]
+// validate manifests (every problem, with its JSON path); [Client.Discover]
+// tells absent, invalid, unsafe and unavailable apart; [Client.Check] is the
+// live checker (it never POSTs); [DecodeBatch], [NewPlan] and [Executor.Run] are
 // the server's batch pipeline.
 //
 // # Rules
@@ -63,7 +63,7 @@
 //
 // # Concurrency
 //
-// Manifest, Plan, Handler, Executor (once configured), Client and the
+// [Manifest], [Plan], [Handler], [Executor] (once configured), [Client] and the
 // limiters and stores of this package are safe for concurrent use.
 // Executor.Run returns only when every operation it started has finished;
 // ActionHandlers may be called concurrently for independent operations and
@@ -71,13 +71,13 @@
 //
 // # Security
 //
-// Descriptions and results are untrusted data: Manifest.ModelView drops
+// Descriptions and results are untrusted data: [Manifest.ModelView] drops
 // the endpoint and path prefixes and marks the view "untrusted_external_data".
 // The Handler uses one fixed public origin and never trusts forwarded Host
 // headers; it accepts only POST with application/json, refuses a present
 // Origin other than the public origin and Sec-Fetch-Site: cross-site, sends
 // no CORS headers, never redirects, and refuses duplicate and case-variant
-// JSON keys anywhere in a batch. A handler error that is not an *Error is
+// JSON keys anywhere in a batch. A handler error that is not an *[Error] is
 // reported as 500 "internal" with a generic message. Published schemas may
 // not reference files or the network. pathPrefixes is a relevance filter,
 // not authorization: every action handler authenticates and authorizes

@@ -38,7 +38,7 @@ const (
 	// with an Idempotency-Key when the store cannot take one more key (full,
 	// or this client holds its whole share) or is unreachable. Nothing ran.
 	CodeIdempotencyUnavailable Code = "idempotency_unavailable" // 503
-	// CodeUnavailable (503) refuses a batch that arrives while the Handler
+	// CodeUnavailable (503) refuses a batch that arrives while the [Handler]
 	// is shutting down. Nothing ran.
 	CodeUnavailable Code = "unavailable" // 503
 )
@@ -81,7 +81,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is an *Error with the same Code, so that
+// Is reports whether target is an *[Error] with the same [Code], so that
 // errors.Is(err, &webagents.Error{Code: "unauthorized"}) matches by code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
@@ -176,26 +176,26 @@ var (
 	// a webagents fenced block (for example the unrelated heading-based
 	// webagents.md format). Discovery reports it as absent.
 	ErrNoManifest = errors.New("webagents: no manifest in document")
-	// ErrDocumentTooLarge means a discovery document exceeds MaxDocumentChars.
+	// ErrDocumentTooLarge means a discovery document exceeds [MaxDocumentChars].
 	ErrDocumentTooLarge = errors.New("webagents: document too large")
 	// ErrUnsafeRedirect means discovery was redirected to another origin or
 	// a redirect was refused.
 	ErrUnsafeRedirect = errors.New("webagents: unsafe redirect")
-	// ErrTooManyRedirects means discovery followed more than MaxRedirects redirects.
+	// ErrTooManyRedirects means discovery followed more than [MaxRedirects] redirects.
 	ErrTooManyRedirects = errors.New("webagents: too many redirects")
 	// ErrCrossOriginEndpoint means a manifest's endpoint does not resolve to
 	// the page's origin.
 	ErrCrossOriginEndpoint = errors.New("webagents: endpoint is not same-origin")
-	// ErrConsentRequired means Client.Run refused, before sending anything,
+	// ErrConsentRequired means [Client.Run] refused, before sending anything,
 	// a batch holding writes or irreversible actions the caller did not allow.
 	ErrConsentRequired = errors.New("webagents: consent required")
-	// ErrNotInScope means Client.Run refused an action that is not published
+	// ErrNotInScope means [Client.Run] refused an action that is not published
 	// for the page's path.
 	ErrNotInScope = errors.New("webagents: action not in scope for this page")
-	// ErrNotAvailable means Client.Run found no usable manifest; the caller
-	// should fall back to normal browsing. The *DiscoveryError says why.
+	// ErrNotAvailable means [Client.Run] found no usable manifest; the caller
+	// should fall back to normal browsing. The *[DiscoveryError] says why.
 	ErrNotAvailable = errors.New("webagents: not available on this page")
-	// ErrIdempotencyInProgress is returned by an IdempotencyStore's Reserve
+	// ErrIdempotencyInProgress is returned by an [IdempotencyStore]'s Reserve
 	// when the key's first request is still running.
 	ErrIdempotencyInProgress = errors.New("webagents: idempotent request in progress")
 )

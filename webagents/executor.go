@@ -33,7 +33,7 @@ type ActionRequest struct {
 
 // ActionHandler runs one action. The result is encoded as JSON (a
 // json.RawMessage is used as is). To fail with a message the agent may see,
-// return an *Error; any other error becomes 500 "internal" with a generic
+// return an *[Error]; any other error becomes 500 "internal" with a generic
 // message. ctx ends with the batch deadline and carries what the handler's
 // context hook put in it (the session).
 //
@@ -42,7 +42,7 @@ type ActionHandler interface {
 	ServeAction(ctx context.Context, req *ActionRequest) (any, error)
 }
 
-// ActionFunc adapts a function to ActionHandler.
+// ActionFunc adapts a function to [ActionHandler].
 type ActionFunc func(ctx context.Context, req *ActionRequest) (any, error)
 
 // ServeAction calls f(ctx, req).
@@ -52,7 +52,7 @@ func (f ActionFunc) ServeAction(ctx context.Context, req *ActionRequest) (any, e
 
 // Limiter paces operation starts across the batches of one session, on top
 // of each batch's own pacing. Wait blocks until an operation of the session
-// may start. It returns ctx's error when ctx ends first, or an *Error (such
+// may start. It returns ctx's error when ctx ends first, or an *[Error] (such
 // as 429 rate_limited) to refuse the operation.
 type Limiter interface {
 	Wait(ctx context.Context, session string) error
@@ -60,14 +60,14 @@ type Limiter interface {
 
 type sessionKey struct{}
 
-// session is what WithSessionKey and WithAnonymousSessionKey store.
+// session is what [WithSessionKey] and [WithAnonymousSessionKey] store.
 type session struct {
 	key       string
 	anonymous bool
 }
 
 // WithSessionKey returns a context carrying the key of the caller's session.
-// A handler's context hook sets it; idempotency keys and the Limiter are
+// A handler's context hook sets it; idempotency keys and the [Limiter] are
 // scoped by it. Use [WithAnonymousSessionKey] for a session anyone can get
 // without signing in.
 func WithSessionKey(ctx context.Context, key string) context.Context {
@@ -75,7 +75,7 @@ func WithSessionKey(ctx context.Context, key string) context.Context {
 }
 
 // WithAnonymousSessionKey is [WithSessionKey] for a session that costs a
-// client nothing to get (a cookie handed to any visitor): a Handler then
+// client nothing to get (a cookie handed to any visitor): a [Handler] then
 // also paces the request by its client address, and charges its stored
 // idempotent responses to that address (see [AddressPacing]), so that
 // minting fresh sessions does not escape pacing or the store's per-client
@@ -84,8 +84,8 @@ func WithAnonymousSessionKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, session{key: key, anonymous: true})
 }
 
-// SessionKey returns the session key WithSessionKey or
-// WithAnonymousSessionKey stored in ctx, or "".
+// SessionKey returns the session key [WithSessionKey] or
+// [WithAnonymousSessionKey] stored in ctx, or "".
 func SessionKey(ctx context.Context) string {
 	s, _ := ctx.Value(sessionKey{}).(session)
 	return s.key
@@ -105,12 +105,12 @@ type pacingScopes struct {
 	session, address string
 }
 
-// withScopes records the keys a Handler paces by.
+// withScopes records the keys a [Handler] paces by.
 func withScopes(ctx context.Context, s *pacingScopes) context.Context {
 	return context.WithValue(ctx, scopeKey{}, s)
 }
 
-// scopesOf returns the keys the Limiter is called with.
+// scopesOf returns the keys the [Limiter] is called with.
 func scopesOf(ctx context.Context) pacingScopes {
 	if s, ok := ctx.Value(scopeKey{}).(*pacingScopes); ok {
 		return *s
@@ -128,15 +128,15 @@ func scopesOf(ctx context.Context) pacingScopes {
 type Executor struct {
 	// Handlers maps action names to handlers.
 	Handlers map[string]ActionHandler
-	// Deadline bounds a whole batch; 0 means DefaultDeadline (30 s).
+	// Deadline bounds a whole batch; 0 means [DefaultDeadline] (30 s).
 	Deadline time.Duration
 	// MaxResultBytes bounds the serialized results of one batch, counted as
 	// in the response's results member (each id, its result and the
-	// punctuation); 0 means DefaultMaxResultBytes (1 MB). An operation whose
+	// punctuation); 0 means [DefaultMaxResultBytes] (1 MB). An operation whose
 	// result would exceed it fails with result_too_large.
 	MaxResultBytes int
 	// Limiter, if set, paces starts across the batches of a session (the
-	// key from SessionKey(ctx); a Handler passes the client address for
+	// key from SessionKey(ctx); a [Handler] passes the client address for
 	// requests without a session, and calls it a second time with the
 	// client address where [AddressPacing] says so).
 	Limiter Limiter
@@ -184,7 +184,7 @@ type completion struct {
 
 // Run executes p. It returns when every started operation has finished; no
 // goroutine outlives it. Handlers get a context derived from ctx that ends
-// at the batch deadline. Run never returns a nil Outcome.
+// at the batch deadline. Run never returns a nil [Outcome].
 func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	deadline := e.Deadline
 	if deadline <= 0 {
@@ -321,7 +321,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	return out
 }
 
-// wait waits for the Limiter's slot in each scope.
+// wait waits for the [Limiter]'s slot in each scope.
 func (e *Executor) wait(ctx context.Context, scopes pacingScopes) error {
 	if err := e.Limiter.Wait(ctx, scopes.session); err != nil {
 		return err
@@ -483,7 +483,7 @@ func truncate(s string, n int) string {
 
 // Decode decodes the input into v, refusing duplicate and case-variant keys
 // (which a schema validator and encoding/json would read differently). It
-// returns a 400 invalid_input *Error.
+// returns a 400 invalid_input *[Error].
 func (r *ActionRequest) Decode(v any) error {
 	if err := strictjson.Unmarshal(r.Input, v); err != nil {
 		return &Error{Status: 400, Code: CodeInvalidInput, Message: "The input does not have the expected shape."}

@@ -25,12 +25,12 @@ import (
 
 // ContextFunc loads the session of a request and returns the context action
 // handlers receive. It may set cookies on w; it must not write a body. Use
-// WithSessionKey to name the session, which scopes idempotency keys and the
-// Limiter. An *Error it returns is sent as is; any other error as 500
+// [WithSessionKey] to name the session, which scopes idempotency keys and the
+// [Limiter]. An *[Error] it returns is sent as is; any other error as 500
 // "internal".
 type ContextFunc func(w http.ResponseWriter, r *http.Request) (context.Context, error)
 
-// HandlerOptions configures NewHandler. Fields marked required must be set;
+// HandlerOptions configures [NewHandler]. Fields marked required must be set;
 // every other zero value is a documented default.
 type HandlerOptions struct {
 	// Origin is the site's one public origin, such as "https://shop.example".
@@ -50,8 +50,8 @@ type HandlerOptions struct {
 	// without a session are paced by client address); nil means no pacing
 	// beyond each batch's own.
 	Limiter Limiter
-	// AddressPacing says which requests with a session the Limiter also
-	// paces by client address; the zero value is PaceAnonymousByAddress.
+	// AddressPacing says which requests with a session the [Limiter] also
+	// paces by client address; the zero value is [PaceAnonymousByAddress].
 	AddressPacing AddressPacing
 	// IdempotencyStore keeps responses to requests with an Idempotency-Key
 	// header; nil means NewMemoryIdempotencyStore(nil): 10,000 keys and
@@ -64,10 +64,10 @@ type HandlerOptions struct {
 	MaxBodyChars int
 	// Deadline bounds each batch; 0 means 30 s. A batch that has started
 	// runs to completion or to this deadline whatever its client does: a
-	// client that disconnects does not cut it short (see Handler.Shutdown).
+	// client that disconnects does not cut it short (see [Handler.Shutdown]).
 	Deadline time.Duration
 	// MaxResultBytes bounds each batch's results; 0 means
-	// DefaultMaxResultBytes (1 MB). Larger values are an error: the
+	// [DefaultMaxResultBytes] (1 MB). Larger values are an error: the
 	// response must fit the 1 MiB transport cap.
 	MaxResultBytes int
 	// Logger receives failures reported as "internal"; nil is silent.
@@ -84,7 +84,7 @@ type HandlerOptions struct {
 // pacing a client that takes a fresh cookie per batch would escape
 // cross-batch pacing. Behind a reverse proxy, every request has the
 // proxy's address: pace anonymous traffic there, or choose
-// PaceSessionsOnly.
+// [PaceSessionsOnly].
 type AddressPacing int
 
 const (
@@ -98,8 +98,8 @@ const (
 )
 
 // Handler is the server side of WebAgents: an http.Handler serving the two
-// discovery documents and the workflow endpoint. Route MarkdownPath,
-// WellKnownPath and EndpointPath to it (Register does).
+// discovery documents and the workflow endpoint. Route [MarkdownPath],
+// [WellKnownPath] and EndpointPath to it (Register does).
 //
 // A batch runs detached from its request's cancellation (it keeps the
 // request context's values): once started, it runs to completion or to its
@@ -137,7 +137,7 @@ type Handler struct {
 // [Handler.Close] or [Handler.Shutdown] cut short.
 var ErrHandlerClosed = errors.New("webagents: handler closed")
 
-// NewHandler checks opts and returns a Handler. The manifest is validated
+// NewHandler checks opts and returns a [Handler]. The manifest is validated
 // again (which also compiles its schemas), so one built in Go is checked.
 // opts is required (its Manifest and Actions are); a nil opts is an error.
 func NewHandler(opts *HandlerOptions) (*Handler, error) {
@@ -277,7 +277,7 @@ func (h *Handler) startClosing() {
 	}
 }
 
-// begin counts a batch as running; it reports false once the Handler is
+// begin counts a batch as running; it reports false once the [Handler] is
 // shutting down.
 func (h *Handler) begin() bool {
 	h.mu.Lock()
@@ -492,7 +492,7 @@ func (h *Handler) scopes(ctx context.Context, r *http.Request) (string, *pacingS
 	return scope, p
 }
 
-// pluggedError maps an error of a user-supplied hook or store: an *Error is
+// pluggedError maps an error of a user-supplied hook or store: an *[Error] is
 // sent as is; anything else is logged under msg and sent as internal.
 func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Error {
 	var we *Error
@@ -508,7 +508,7 @@ func (h *Handler) pluggedError(ctx context.Context, msg string, err error) *Erro
 }
 
 // runBatch decodes, plans and runs a batch and renders the response; a
-// failure that says when to retry (a Limiter whose backend is down) sets
+// failure that says when to retry (a [Limiter] whose backend is down) sets
 // Retry-After on w.
 // executed reports whether any operation was started.
 func (h *Handler) runBatch(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte) (status int, resp *bytes.Buffer, executed bool) {

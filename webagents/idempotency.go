@@ -30,7 +30,7 @@ type IdempotencyReservation struct {
 	Token string
 }
 
-// IdempotencyRecord is what an IdempotencyStore keeps for one key.
+// IdempotencyRecord is what an [IdempotencyStore] keeps for one key.
 type IdempotencyRecord struct {
 	// Fingerprint is the SHA-256 of the request body.
 	Fingerprint [32]byte
@@ -45,7 +45,7 @@ type IdempotencyRecord struct {
 
 // IdempotencyStore keeps the responses of requests that carried an
 // Idempotency-Key header, so that a batch runs at most once per (session,
-// key) within a window. A Handler completes a reservation only for a batch
+// key) within a window. A [Handler] completes a reservation only for a batch
 // that started executing; a request refused before any operation ran is
 // released, so a retry with the key runs. Only the status and the body are
 // replayed: headers an action set on the first response (such as a sign-in
@@ -86,10 +86,10 @@ const (
 // zero value of each field is its documented default.
 type MemoryIdempotencyStoreOptions struct {
 	// MaxEntries bounds the keys held, running and completed; 0 means
-	// DefaultIdempotencyEntries (10,000).
+	// [DefaultIdempotencyEntries] (10,000).
 	MaxEntries int
 	// MaxBytes bounds the bytes of stored response bodies; 0 means
-	// DefaultIdempotencyBytes (64 MiB). It is checked when a reservation is
+	// [DefaultIdempotencyBytes] (64 MiB). It is checked when a reservation is
 	// made: a batch that is already running always stores its response, so
 	// the store may exceed MaxBytes by the responses of the batches running
 	// at that moment (each at most [TransportLimitBytes]).
@@ -165,7 +165,7 @@ func (s *MemoryIdempotencyStore) init() {
 	s.clients = map[string]*clientUsage{}
 }
 
-// Reserve implements IdempotencyStore.
+// Reserve implements [IdempotencyStore].
 func (s *MemoryIdempotencyStore) Reserve(_ context.Context, r IdempotencyReservation) (*IdempotencyRecord, error) {
 	now := time.Now()
 	s.mu.Lock()
@@ -272,7 +272,7 @@ func (s *MemoryIdempotencyStore) appendOrder(key string) {
 	s.order = kept
 }
 
-// Complete implements IdempotencyStore. It always stores the response of a
+// Complete implements [IdempotencyStore]. It always stores the response of a
 // batch that ran, even over the byte bound (see
 // [MemoryIdempotencyStoreOptions.MaxBytes]).
 func (s *MemoryIdempotencyStore) Complete(_ context.Context, r IdempotencyReservation, rec IdempotencyRecord) error {
@@ -291,7 +291,7 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, r IdempotencyReserv
 	return nil
 }
 
-// Release implements IdempotencyStore.
+// Release implements [IdempotencyStore].
 func (s *MemoryIdempotencyStore) Release(_ context.Context, r IdempotencyReservation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

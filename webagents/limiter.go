@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// SessionLimiter is a Limiter that keeps at least Interval between the
+// SessionLimiter is a [Limiter] that keeps at least Interval between the
 // starts of any two operations of one session, across batches. It refuses
 // (429 rate_limited) an operation that would have to wait longer than
 // MaxWait, and a new session when MaxSessions sessions are being paced.
@@ -24,7 +24,7 @@ type SessionLimiter struct {
 	next map[string]time.Time // earliest next start per session
 }
 
-// Wait implements Limiter.
+// Wait implements [Limiter].
 func (l *SessionLimiter) Wait(ctx context.Context, session string) error {
 	if l.Interval <= 0 {
 		return ctx.Err()

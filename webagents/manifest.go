@@ -72,9 +72,9 @@ type Action struct {
 }
 
 // Manifest is a parsed, validated WebAgents manifest with every default
-// applied. Obtain one from ParseManifest or ParseDocument; a Manifest built
+// applied. Obtain one from [ParseManifest] or [ParseDocument]; a Manifest built
 // in Go states every field (the zero values of Parallel and References are
-// false) and is validated when given to NewHandler.
+// false) and is validated when given to [NewHandler].
 //
 // A Manifest is immutable once parsed and safe for concurrent use.
 type Manifest struct {
@@ -90,7 +90,7 @@ type Manifest struct {
 	names []string // sorted action names
 }
 
-// ParseOptions configures ParseManifest and ParseDocument. The zero value
+// ParseOptions configures [ParseManifest] and [ParseDocument]. The zero value
 // (or nil) accepts the first fenced block of a markdown document and skips
 // the same-origin check of the endpoint.
 type ParseOptions struct {
@@ -113,9 +113,9 @@ type ParseOptions struct {
 // with "{") or markdown holding a ```webagents or ```webagents-json fenced
 // block. Prose is discarded.
 //
-// It returns ErrDocumentTooLarge for a document over MaxDocumentChars,
-// ErrNoManifest for a document with neither (such as the unrelated
-// heading-based webagents.md format), and a *ValidationError listing every
+// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars],
+// [ErrNoManifest] for a document with neither (such as the unrelated
+// heading-based webagents.md format), and a *[ValidationError] listing every
 // problem of an invalid manifest.
 func ParseDocument(doc []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
@@ -173,7 +173,7 @@ func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, e
 }
 
 // ParseManifest parses and validates a manifest given as JSON. Duplicate and
-// case-variant keys are refused. It returns a *ValidationError listing every
+// case-variant keys are refused. It returns a *[ValidationError] listing every
 // problem found.
 func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
@@ -372,7 +372,7 @@ func (v *validator) unknownFields(path string, obj map[string]any, known []strin
 	}
 }
 
-// build turns a decoded manifest into a Manifest, checking the rules JSON
+// build turns a decoded manifest into a [Manifest], checking the rules JSON
 // Schema cannot express. It tolerates a tree that failed the schema, so that
 // every problem is reported in one pass.
 func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
@@ -713,7 +713,7 @@ func (m *Manifest) MarkdownDocument() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// revalidate checks a Manifest that may have been built in Go by rendering
+// revalidate checks a [Manifest] that may have been built in Go by rendering
 // and parsing it, which also compiles its schemas.
 func (m *Manifest) revalidate(base string) (*Manifest, error) {
 	if m == nil {

@@ -19,7 +19,7 @@ type Plan struct {
 	Pacing Pacing
 }
 
-// PlannedOperation is one operation of a Plan.
+// PlannedOperation is one operation of a [Plan].
 type PlannedOperation struct {
 	ID     string
 	Action *Action
@@ -42,7 +42,7 @@ type PlannedOperation struct {
 // A write also waits for the reads listed before it, except a read that
 // depends, directly or through others, on that write.
 //
-// Errors are *Error values: too_many_operations, unknown_action,
+// Errors are *[Error] values: too_many_operations, unknown_action,
 // references_disabled, unresolved_reference (a malformed "$ref"),
 // invalid_graph (unknown id, self-dependency, cycle) and invalid_input (a
 // literal input failing its schema; Operation names it).

@@ -54,7 +54,7 @@ type compiledSchema struct {
 
 // SchemaComplexityError is the problem of a published schema whose cost
 // exceeds the limit (see [DefaultMaxSchemaCost]). It matches
-// errors.Is(err, ErrSchemaTooComplex).
+// errors.Is(err, [ErrSchemaTooComplex]).
 type SchemaComplexityError struct {
 	Cost  int64 // the schema's cost, or more than Limit when saturated
 	Limit int64
@@ -67,7 +67,7 @@ func (e *SchemaComplexityError) Error() string {
 	return fmt.Sprintf("schema too complex: its validation cost is %d; the limit is %d", e.Cost, e.Limit)
 }
 
-// Unwrap returns ErrSchemaTooComplex.
+// Unwrap returns [ErrSchemaTooComplex].
 func (e *SchemaComplexityError) Unwrap() error { return ErrSchemaTooComplex }
 
 // ErrSchemaTooComplex is matched by a [*SchemaComplexityError].
@@ -132,9 +132,9 @@ func schemaErrorMessage(err error) string {
 // validateInput checks an input against a compiled schema and returns the
 // problems found, each with its JSON path.
 // The work is bounded before it starts: the schema's cost at the input's
-// depth times the input's size (see [inputSize]) must be at most
-// MaxValidationSteps, and no number may have an exponent beyond
-// MaxNumberExponent.
+// depth times the input's size (see inputSize) must be at most
+// [MaxValidationSteps], and no number may have an exponent beyond
+// [MaxNumberExponent].
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	tree, err := decodeTree(input)
 	if err != nil {

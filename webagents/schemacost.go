@@ -23,7 +23,7 @@ const (
 	// not, if/then/else, properties, items… expanded, none shared; every
 	// enum member counting as one more) one
 	// validation makes at a single instance value, for instances nested
-	// SchemaCostDepth deep. A published inputSchema or outputSchema over it
+	// [SchemaCostDepth] deep. A published inputSchema or outputSchema over it
 	// makes the manifest invalid ("schema too complex").
 	DefaultMaxSchemaCost = 2_000
 	// SchemaCostDepth is the instance nesting the static cost is computed

@@ -39,22 +39,22 @@ func (l *Listener) Close() error { return l.l.Close() }
 // Addr returns the placeholder address "agentprototest".
 func (l *Listener) Addr() net.Addr { return l.l.Addr() }
 
-// BridgeOptions configures a Bridge. Nil means the defaults.
+// BridgeOptions configures a [Bridge]. Nil means the defaults.
 type BridgeOptions struct {
-	// Server configures the server; its Extension is the Bridge's Host.
+	// Server configures the server; its Extension is the [Bridge]'s Host.
 	// The zero value allows unauthenticated requests unless Token is set.
 	Server agentproto.ServerOptions
 	// Host configures the host.
 	Host agentproto.HostOptions
-	// Extension configures the stand-in extension. A nil Handler there
-	// means Echo unless Manual is set.
+	// Extension configures the stand-in extension. A nil [Handler] there
+	// means [Echo] unless Manual is set.
 	Extension Options
 	// Manual leaves requests to the test (Extension.Requests()).
 	Manual bool
 }
 
 // Bridge is a whole bridge in memory, for tests and examples: a Server on
-// an in-memory Listener, a Host joined to it, and a stand-in Extension at
+// an in-memory [Listener], a Host joined to it, and a stand-in [Extension] at
 // the browser end of the Host's native messaging pipe.
 type Bridge struct {
 	Server    *agentproto.Server
@@ -65,15 +65,15 @@ type Bridge struct {
 	wg sync.WaitGroup
 }
 
-// NewBridge starts a Bridge whose host and extension talk over an
-// in-memory pipe (nativemsg.Pipe). Close stops it.
+// NewBridge starts a [Bridge] whose host and extension talk over an
+// in-memory pipe ([nativemsg.Pipe]). Close stops it.
 func NewBridge(opts *BridgeOptions) *Bridge {
 	hostEnd, browserEnd := nativemsg.Pipe()
 	return NewBridgeOn(hostEnd, browserEnd, opts)
 }
 
-// NewBridgeOn starts a Bridge whose host and extension talk over the given
-// native messaging connection, such as nativemsg.OSPipe's (the link's real
+// NewBridgeOn starts a [Bridge] whose host and extension talk over the given
+// native messaging connection, such as [nativemsg.OSPipe]'s (the link's real
 // costs, as in a browser). Close stops it and closes both ends.
 func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Bridge {
 	var o BridgeOptions

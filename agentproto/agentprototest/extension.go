@@ -23,7 +23,7 @@ type Request struct {
 	// Type is the command type.
 	Type string
 	// Payload is the payload as relayed, byte for byte. With
-	// Options.Serial it is valid only until the Handler returns.
+	// Options.Serial it is valid only until the [Handler] returns.
 	Payload json.RawMessage
 
 	idLit []byte // ID as a JSON string literal, as the host wrote it
@@ -31,13 +31,13 @@ type Request struct {
 	once  sync.Once
 }
 
-// Ext returns the Extension the request arrived at, to emit events
+// Ext returns the [Extension] the request arrived at, to emit events
 // around the answer as the real extension does.
 func (r *Request) Ext() *Extension { return r.ext }
 
 // Reply answers with result, encoded with encoding/json (a
 // json.RawMessage is sent as is). Only the first answer is sent; later
-// ones return ErrAnswered.
+// ones return [ErrAnswered].
 func (r *Request) Reply(result any) error {
 	raw, err := marshalRaw(result)
 	if err != nil {
@@ -133,22 +133,22 @@ func marshalRaw(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// Handler answers requests for an Extension.
+// Handler answers requests for an [Extension].
 type Handler interface {
 	// ServeRequest returns the result, or an error whose message becomes
-	// the error string. Returning ErrNoReply sends nothing (a request the
+	// the error string. Returning [ErrNoReply] sends nothing (a request the
 	// extension never answers); a handler may also answer r itself (for
 	// instance with ReplyEmpty) and return ErrNoReply.
 	ServeRequest(ctx context.Context, r *Request) (any, error)
 }
 
-// HandlerFunc adapts a function to Handler.
+// HandlerFunc adapts a function to [Handler].
 type HandlerFunc func(ctx context.Context, r *Request) (any, error)
 
 // ServeRequest calls f.
 func (f HandlerFunc) ServeRequest(ctx context.Context, r *Request) (any, error) { return f(ctx, r) }
 
-// ErrNoReply, returned by a Handler, leaves the request unanswered.
+// ErrNoReply, returned by a [Handler], leaves the request unanswered.
 var ErrNoReply = errors.New("agentprototest: no reply")
 
 // Mux routes requests to handlers by type, and answers unknown types as
@@ -168,12 +168,12 @@ var Echo = HandlerFunc(func(_ context.Context, r *Request) (any, error) {
 	return r.Payload, nil
 })
 
-// Options configures an Extension. Nil means the defaults.
+// Options configures an [Extension]. Nil means the defaults.
 type Options struct {
 	// Handler answers requests. Nil means none: requests are delivered
 	// on Requests() for the test to answer, in any order.
 	Handler Handler
-	// Serial runs Handler in the reading goroutine, one request at a
+	// Serial runs [Handler] in the reading goroutine, one request at a
 	// time, instead of a goroutine per request as the real extension
 	// (which answers out of order). It is the lowest-overhead mode, for
 	// benchmarks: a request's frame is read into pooled memory that is
@@ -187,8 +187,8 @@ type Options struct {
 }
 
 // Extension is a scriptable stand-in for the browser extension, at the
-// browser end of a native messaging connection (see nativemsg.Pipe). It
-// reads bridge:request frames, answers them through its Handler or lets
+// browser end of a native messaging connection (see [nativemsg.Pipe]). It
+// reads bridge:request frames, answers them through its [Handler] or lets
 // the test answer them, and can send events, garbage, or vanish.
 //
 // Its methods are safe for concurrent use.
@@ -233,8 +233,8 @@ func (e *Extension) Hello() error {
 	return e.conn.WriteMessage([]byte(`{"kind":"bridge:hello"}`))
 }
 
-// Requests returns the requests to answer, when the Extension has no
-// Handler. The channel is closed when the connection ends.
+// Requests returns the requests to answer, when the [Extension] has no
+// [Handler]. The channel is closed when the connection ends.
 func (e *Extension) Requests() <-chan *Request { return e.requests }
 
 // Received reports how many requests have arrived.
@@ -259,7 +259,7 @@ func (e *Extension) Send(frame []byte) error { return e.conn.WriteMessage(frame)
 // browser would: the host sees the end of its input.
 func (e *Extension) Vanish() { e.conn.Close() }
 
-// Done is closed when the Extension's reading goroutine has ended (the
+// Done is closed when the [Extension]'s reading goroutine has ended (the
 // connection ended).
 func (e *Extension) Done() <-chan struct{} { return e.done }
 
@@ -272,7 +272,7 @@ func (e *Extension) Err() error {
 }
 
 // Close closes the connection, cancels running handlers' contexts and
-// waits for the Extension's goroutines. It is idempotent.
+// waits for the [Extension]'s goroutines. It is idempotent.
 func (e *Extension) Close() error {
 	e.cancel()
 	e.conn.Close()
@@ -360,7 +360,7 @@ func (e *Extension) nextFrameArrived() bool {
 	return err == nil && e.conn.Buffered() >= n
 }
 
-// handle runs the Handler for r and returns the answer to send, if any.
+// handle runs the [Handler] for r and returns the answer to send, if any.
 func (e *Extension) handle(r *Request) (mid, value []byte, ok bool) {
 	result, err := e.opts.Handler.ServeRequest(e.ctx, r)
 	switch {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -21,28 +21,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // runCtl runs agentctl against b (nil: a Dial that fails the test, for
 // commands that must be refused before dialing).
 func runCtl(ctx context.Context, t *testing.T, b *agentprototest.Bridge, args ...string) (int, string, string) {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	e := env{
 		Getenv: func(string) string { return "" },
 		Stdout: &stdout, Stderr: &stderr,
@@ -281,7 +263,7 @@ func TestEvents(t *testing.T) {
 	b, _ := recordingBridge(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"events"}, env{

@@ -28,6 +28,8 @@ type browserSession struct {
 	chromium *browsertest.Browser
 	agent    *agentproto.Client
 	hub      *extbridge.Hub
+	socket   string // the host's agent socket
+	token    string // and its API token
 }
 
 const chromiumMissing = "Chromium not found, so the browser half of the tour did not run. " +
@@ -140,7 +142,7 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	}
 	info, _ := hub.Extension()
 	r.logf("the extension's service worker dialed the hub (Origin %s, version %s)", info.Origin, info.Version)
-	r.browser = &browserSession{chromium: b, agent: agent, hub: hub}
+	r.browser = &browserSession{chromium: b, agent: agent, hub: hub, socket: socket, token: apiToken}
 	return "native host started by Chromium and online; service worker connected to the hub", nil
 }
 

@@ -121,6 +121,7 @@ func Run(ctx context.Context, opts Options) error {
 		{"Chromium with the reference extension", launchStep},
 		{"agent protocol in Chromium", agentProtocolStep},
 		{"extension bridge in Chromium", extensionBridgeStep},
+		{"MCP server over the three protocols", mcpStep},
 	}
 	var results []result
 	for i, s := range steps {

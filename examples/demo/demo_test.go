@@ -67,7 +67,7 @@ func TestRunWithGoAlone(t *testing.T) {
 func TestRunFailsForABadChromiumPath(t *testing.T) {
 	var out bytes.Buffer
 	err := Run(t.Context(), Options{Out: &out, Chromium: filepath.Join(t.TempDir(), "no-such-browser"), NoBrowser: false})
-	require.EqualError(t, err, "1 of 8 steps failed")
+	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
 
 	// A path in $AGENTBRIDGE_CHROMIUM is as explicit as --chromium: it
@@ -75,7 +75,7 @@ func TestRunFailsForABadChromiumPath(t *testing.T) {
 	t.Setenv(browsertest.ChromiumEnv, filepath.Join(t.TempDir(), "no-such-browser"))
 	out.Reset()
 	err = Run(t.Context(), Options{Out: &out})
-	require.EqualError(t, err, "1 of 8 steps failed")
+	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
 	assert.NotContains(t, out.String(), "sudo apt-get install chromium")
 }
@@ -108,6 +108,7 @@ func TestRunEverythingInChromium(t *testing.T) {
 	for _, step := range []string{"Chromium with the reference extension", "agent protocol in Chromium", "extension bridge in Chromium"} {
 		assert.Regexp(t, step+`\s+ok\s`, s)
 	}
+	assert.Regexp(t, `MCP server over the three protocols\s+ok\s+\S+\s+tools/list, catalog.search \(WebAgents\), hub_navigate \(hub\), browser_snapshot \(bridge\)`, s)
 	assert.Contains(t, s, `shows`)
 	assert.Contains(t, s, `read h1 → "Wireless Mouse"`)
 	assert.Contains(t, s, "approval_request Bash → the panel answered approved")
@@ -198,6 +199,7 @@ func TestRunWithNoBrowser(t *testing.T) {
 	assertNonBrowserSteps(t, s)
 	assert.Regexp(t, `Chromium with the reference extension\s+skipped\s+\S+\s+--no-browser given`, s)
 	assert.NotContains(t, s, "Chromium started")
+	assert.Regexp(t, `MCP server over the three protocols\s+ok\s+\S+\s+tools/list, catalog.search \(WebAgents\), hub_navigate \(hub\); bridge not called without Chromium`, s)
 	assert.NotContains(t, s, "FAILED")
 }
 
@@ -254,7 +256,7 @@ func TestRunFailsFastWhenChromiumExits(t *testing.T) {
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'Missing X server or $DISPLAY' >&2\nexit 1\n"), 0o755))
 	var out bytes.Buffer
 	err := Run(t.Context(), Options{Out: &out, Chromium: fake})
-	require.EqualError(t, err, "1 of 8 steps failed")
+	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Contains(t, out.String(), "the native host never came online: the browser exited; Chromium's last output: Missing X server or $DISPLAY")
 	assert.NotContains(t, out.String(), "deadline exceeded")
 }
@@ -269,7 +271,7 @@ func TestRunHeadfulWithoutADisplay(t *testing.T) {
 	t.Setenv("WAYLAND_DISPLAY", "")
 	var out bytes.Buffer
 	err := Run(t.Context(), Options{Out: &out, Headful: true, Chromium: filepath.Join(t.TempDir(), "never-started")})
-	require.EqualError(t, err, "1 of 8 steps failed")
+	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `FAILED: --headful needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run without --headful`, out.String())
 	assert.NotContains(t, out.String(), "building examples/weboperator-host")
 }

@@ -13,7 +13,10 @@
 //     consent, from webagents' client;
 //   - browser.go: an extbridge hub, the weboperator-host example as
 //     Chromium's native host, and the same shop driven through agentproto's
-//     client and through the hub.
+//     client and through the hub;
+//   - mcp.go: agentbridge-mcp (the nested module examples/mcp) over stdio,
+//     with a tool of each source: a shop action, the server's own hub (dialed
+//     by extbridgetest's scripted extension) and, with Chromium, the bridge.
 //
 // demo.go runs the steps and prints the summary; the browser steps use
 // the module's test harness (internal/browsertest) to start Chromium with

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
 	"github.com/agentbridge/agentbridge/internal/hostload"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,7 +51,7 @@ type hostProcess struct {
 	cmd    *exec.Cmd
 	ext    *agentprototest.Extension
 	socket string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	stdin  io.WriteCloser
 	done   chan error
 }
@@ -84,7 +84,7 @@ func chromeStartLimited(t *testing.T, handler agentprototest.Handler, maxFiles i
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	p := &hostProcess{cmd: cmd, socket: socket, stderr: &lockedBuffer{}, stdin: stdin, done: make(chan error, 1)}
+	p := &hostProcess{cmd: cmd, socket: socket, stderr: &syncbuf.Buffer{}, stdin: stdin, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	browser := nativemsg.NewConn(stdout, stdin, stdin, &nativemsg.ConnOptions{ReadLimit: nativemsg.DefaultWriteLimit, WriteLimit: nativemsg.DefaultReadLimit})
@@ -353,25 +353,6 @@ func TestIdleHTTPConnectionsDoNotLockClientsOut(t *testing.T) {
 	assert.NotContains(t, p.stderr.String(), "too many open files")
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and readers in other
-// goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // brokenListener fails every Accept with an error Serve cannot retry.
 type brokenListener struct{ net.Listener }
 
@@ -397,7 +378,7 @@ func TestHostExitsWhenTheAgentSocketFails(t *testing.T) {
 	hostEnd, browserEnd := nativemsg.Pipe()
 	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
 	defer ext.Close()
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	e := env{
 		Getenv:     func(k string) string { return vars[k] },
 		Stdout:     io.Discard,

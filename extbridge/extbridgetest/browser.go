@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Browser is a scripted browser, a BrowserHandler for Options.Browser: it
+// Browser is a scripted browser, a [BrowserHandler] for Options.Browser: it
 // keeps a list of tabs (the first is the controlled one), page titles and
 // texts by URL, the values typed into selectors and the selectors clicked.
 // Its methods are safe for concurrent use.

@@ -1,22 +1,24 @@
 // Package extbridgetest is a fake browser extension for testing programs
-// that embed an extbridge.Hub, as net/http/httptest is for HTTP handlers.
+// that embed an [github.com/agentbridge/agentbridge/extbridge.Hub], as
+// net/http/httptest is for HTTP handlers.
 //
-// An Extension is a real WebSocket client (github.com/coder/websocket) that
+// An [Extension] is a real WebSocket client (github.com/coder/websocket) that
 // speaks the extension side of the extension bridge protocol and sends an
 // Origin header as the real MV3 extension does. It says hello with a
-// token, answers browser commands through a BrowserHandler (Browser is a
+// token, answers browser commands through a [BrowserHandler] ([Browser] is a
 // small scripted one), answers approval requests through an
-// ApprovalHandler, sends the frames the real panel sends (user messages,
+// [ApprovalHandler], sends the frames the real panel sends (user messages,
 // New chat's "/clear", interrupt, the JSON ping, set_mode, select_model,
 // the burst after every reconnect) and tool requests, and records every
 // frame the hub sent.
 //
 // # Quick start
 //
-// Connect runs the hub (any http.Handler) in memory, over net.Pipe
-// connections; Dial reaches a hub served on a loopback address:
+// [Connect] runs the hub (any http.Handler) in memory, over net.Pipe
+// connections; [Dial] reaches a hub served on a loopback address:
 //
-//	hub, _ := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
+//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
+//	if err != nil { … }
 //	defer hub.Close()
 //	browser := extbridgetest.NewBrowser()
 //	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})
@@ -24,9 +26,9 @@
 //	defer ext.Close()
 //	res, err := hub.Navigate(ctx, "https://example.com/") // answered by browser
 //
-// Listener is the in-memory transport itself: serve the hub on it with
-// Hub.Serve and dial with Options.HTTPClient set to Listener.HTTPClient.
-// Inside a testing/synctest bubble (create the Listener there) its
+// [Listener] is the in-memory transport itself: serve the hub on it with
+// Hub.Serve and dial with Options.HTTPClient set to [Listener.HTTPClient].
+// Inside a testing/synctest bubble (create the [Listener] there) its
 // connections block durably and follow the bubble's fake clock, which real
 // sockets do not: hello timeouts, pings and write deadlines can then be
 // tested without waiting.

@@ -16,7 +16,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Defaults of Options.
+// Defaults of [Options].
 const (
 	// DefaultOrigin is the Origin the fake sends unless told otherwise: a
 	// Chrome extension id (32 letters a-p), as the real extension sends.
@@ -35,17 +35,17 @@ type Options struct {
 	// Token is sent in the browser_hello.
 	Token string
 
-	// Origin is the Origin header. Default DefaultOrigin. NoOrigin sends
+	// Origin is the Origin header. Default [DefaultOrigin]. NoOrigin sends
 	// none.
 	Origin   string
 	NoOrigin bool
 
 	// Version is the extension_version of the hello. Default
-	// DefaultVersion.
+	// [DefaultVersion].
 	Version string
 
 	// HTTPClient dials the hub: Listener.HTTPClient for a hub served on a
-	// Listener. Default: a client without keep-alives.
+	// [Listener]. Default: a client without keep-alives.
 	HTTPClient *http.Client
 
 	// Browser answers browser commands. Default: none; commands are queued
@@ -79,7 +79,7 @@ type BrowserHandler interface {
 	HandleCommand(ctx context.Context, cmd *Command) *Result
 }
 
-// BrowserHandlerFunc adapts a function to BrowserHandler.
+// BrowserHandlerFunc adapts a function to [BrowserHandler].
 type BrowserHandlerFunc func(ctx context.Context, cmd *Command) *Result
 
 // HandleCommand calls f(ctx, cmd).
@@ -96,7 +96,7 @@ type ApprovalHandler interface {
 	HandleApproval(ctx context.Context, req *ApprovalRequest) string
 }
 
-// ApprovalHandlerFunc adapts a function to ApprovalHandler.
+// ApprovalHandlerFunc adapts a function to [ApprovalHandler].
 type ApprovalHandlerFunc func(ctx context.Context, req *ApprovalRequest) string
 
 // HandleApproval calls f(ctx, req).
@@ -141,7 +141,7 @@ type Command struct {
 	Raw        []byte `json:"-"` // the whole frame, for members of newer actions
 }
 
-// Result is a browser_result. Reply and the BrowserHandler machinery fill
+// Result is a browser_result. Reply and the [BrowserHandler] machinery fill
 // Type and ID.
 type Result struct {
 	Type          string `json:"type"`
@@ -181,7 +181,7 @@ type ToolResult struct {
 	Error   string `json:"error"`
 }
 
-// ErrClosed is returned (wrapped) by the Extension's methods once its
+// ErrClosed is returned (wrapped) by the [Extension]'s methods once its
 // connection has ended.
 var ErrClosed = errors.New("extbridgetest: connection closed")
 
@@ -458,7 +458,7 @@ func frameType(data []byte) string {
 }
 
 // Next returns the next queued frame the hub sent, in order, waiting until
-// one arrives, ctx is done, or the connection ends (ErrClosed).
+// one arrives, ctx is done, or the connection ends ([ErrClosed]).
 func (e *Extension) Next(ctx context.Context) (Frame, error) {
 	for {
 		e.mu.Lock()
@@ -719,7 +719,7 @@ func (e *Extension) Conn() *websocket.Conn { return e.ws }
 
 // Close closes the connection at once (no close handshake, as a service
 // worker being killed) and waits for the reader goroutine and, after
-// Connect, the in-memory server. It is idempotent.
+// [Connect], the in-memory server. It is idempotent.
 func (e *Extension) Close() error {
 	var err error
 	e.closeOnce.Do(func() {

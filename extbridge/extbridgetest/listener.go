@@ -8,7 +8,7 @@ import (
 	"github.com/agentbridge/agentbridge/internal/memnet"
 )
 
-// ListenerPort is the port a Listener reports: the hub's default.
+// ListenerPort is the port a [Listener] reports: the hub's default.
 const ListenerPort = 52789
 
 // Listener is an in-memory [net.Listener] whose connections are [net.Pipe]
@@ -23,7 +23,7 @@ type Listener struct {
 	l *memnet.Listener
 }
 
-// NewListener returns a Listener whose address is 127.0.0.1:52789.
+// NewListener returns a [Listener] whose address is 127.0.0.1:52789.
 func NewListener() *Listener {
 	port := 40000 // the next client port, advanced under memnet's lock
 	return &Listener{l: memnet.NewListener(&memnet.Options{
@@ -35,10 +35,10 @@ func NewListener() *Listener {
 	})}
 }
 
-// Accept waits for the next connection made by Dial.
+// Accept waits for the next connection made by [Dial].
 func (l *Listener) Accept() (net.Conn, error) { return l.l.Accept() }
 
-// Close makes Accept and Dial fail, including calls already waiting
+// Close makes Accept and [Dial] fail, including calls already waiting
 // (with an error matching [net.ErrClosed]). It is idempotent. Connections already
 // made are not closed.
 func (l *Listener) Close() error { return l.l.Close() }

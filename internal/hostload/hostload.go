@@ -34,6 +34,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -174,27 +175,8 @@ type host struct {
 	ext    *agentprototest.Extension
 	socket string
 	dir    string
-	stderr lockedBuffer // written by exec's copying goroutine while the host runs
+	stderr syncbuf.Buffer // written by exec's copying goroutine while the host runs
 	done   chan error
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine
-// writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func startHost(bin string, handler agentprototest.Handler) (*host, error) {

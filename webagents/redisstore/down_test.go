@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -30,7 +31,7 @@ func deadRedis(t *testing.T) *redis.Client {
 // when chosen, nothing blocks past OpTimeout, and the outage is logged
 // once however many requests fail.
 func TestRedisDown(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	rdb := deadRedis(t)
 	store := NewStore(rdb, &Options{OpTimeout: 300 * time.Millisecond, Logger: logger})

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"log"
+	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,20 +11,29 @@ import (
 	"github.com/agentbridge/agentbridge/webagents/redisstore"
 )
 
-// Wiring the Redis store and limiter into a Handler (the README's
+// The site's manifest and action handlers, as for any Handler.
+var (
+	manifest *webagents.Manifest
+	actions  map[string]webagents.ActionHandler
+)
+
+// Wiring the Redis store and limiter into a Handler, so that every
+// instance of a site shares idempotency records and pacing (the README's
 // "Running on a fleet" block). Not run: it needs a Redis.
 func Example() {
-	var manifest *webagents.Manifest
-	var actions map[string]webagents.ActionHandler
-
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+	defer rdb.Close()
 	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin: "https://shop.example", Manifest: manifest, Actions: actions,
+		Origin:           "https://shop.example",
+		Manifest:         manifest,
+		Actions:          actions,
 		IdempotencyStore: redisstore.NewStore(rdb, nil),
 		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = h
+	mux := http.NewServeMux()
+	h.Register(mux)
+	log.Fatal(http.ListenAndServe(":8080", mux))
 }

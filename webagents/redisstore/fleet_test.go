@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -221,7 +222,7 @@ func TestFleetPacesASessionAcrossInstances(t *testing.T) {
 // instances recover without a restart.
 func TestFleetSurvivesRedisRestart(t *testing.T) {
 	srv := startRedis(t)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	f := newFleet(t, srv, fleetOptions{logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	// Orders placed before the outage.
@@ -294,21 +295,4 @@ func TestFleetSurvivesRedisRestart(t *testing.T) {
 	assert.GreaterOrEqual(t, down, 1)
 	assert.LessOrEqual(t, down, 2*len(f.stores), "logged once per incident and instance, not per request")
 	assert.Contains(t, out, "available again")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

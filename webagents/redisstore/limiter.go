@@ -18,17 +18,17 @@ type LimiterOptions struct {
 	// operations, across batches and instances. 0 disables pacing.
 	Interval time.Duration
 	// MaxWait is the longest an operation may queue before it is refused
-	// with 429 rate_limited; 0 means DefaultMaxWait (10 s).
+	// with 429 rate_limited; 0 means [DefaultMaxWait] (10 s).
 	MaxWait time.Duration
 	// FailOpen lets operations run unpaced while Redis is unreachable; the
 	// default (false) refuses them with 503 unavailable.
 	FailOpen bool
-	// Prefix starts every key; "" means DefaultPrefix.
+	// Prefix starts every key; "" means [DefaultPrefix].
 	Prefix string
-	// OpTimeout bounds each Redis call; 0 means DefaultOpTimeout (2 s).
+	// OpTimeout bounds each Redis call; 0 means [DefaultOpTimeout] (2 s).
 	OpTimeout time.Duration
 	// RetryAfter is what a refusal while Redis is unreachable tells the
-	// client; 0 means DefaultRetryAfter (2 s).
+	// client; 0 means [DefaultRetryAfter] (2 s).
 	RetryAfter time.Duration
 	// Logger receives the start and the end of each outage; nil is silent.
 	Logger *slog.Logger

@@ -27,15 +27,15 @@ const (
 // Options configures [NewStore]. The zero value of each field is its
 // documented default.
 type Options struct {
-	// Prefix starts every key; "" means DefaultPrefix ("webagents").
+	// Prefix starts every key; "" means [DefaultPrefix] ("webagents").
 	Prefix string
-	// OpTimeout bounds each Redis call; 0 means DefaultOpTimeout (2 s).
+	// OpTimeout bounds each Redis call; 0 means [DefaultOpTimeout] (2 s).
 	OpTimeout time.Duration
 	// RetryAfter is what a refusal sent while Redis is unreachable tells
-	// the client; 0 means DefaultRetryAfter (2 s).
+	// the client; 0 means [DefaultRetryAfter] (2 s).
 	RetryAfter time.Duration
 	// CompleteRetry is how long Complete keeps trying to store a finished
-	// response while Redis fails; 0 means DefaultCompleteRetry (10 s).
+	// response while Redis fails; 0 means [DefaultCompleteRetry] (10 s).
 	CompleteRetry time.Duration
 	// Logger receives the start and the end of each outage; nil is silent.
 	Logger *slog.Logger

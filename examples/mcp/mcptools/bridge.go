@@ -1,0 +1,147 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// AddBridgeTools registers on s the WebOperator bridge's tool catalogue
+// ([agentproto.Tools]: the reference MCP server's names, descriptions and
+// schemas, so an agent configured for it works unchanged), calling c for each
+// tool (an *agentproto.Client, or a [BridgeDialer] that dials on demand).
+//
+// Arguments are checked against the tool's schema before anything is sent; a
+// failure is a tool result with isError naming the offending argument.
+// Screenshots come back as MCP image content with the MIME type of the
+// extension's data URL. Bridge errors (extension offline, timeout,
+// unauthorized, socket unreachable) are tool results with isError and the
+// bridge's exact message, never protocol errors. weboperator_execute_goal
+// sends progress notifications when the client asked for progress. The MCP
+// request's context is the call's: cancelling the request cancels the bridge
+// call.
+func AddBridgeTools(s *mcp.Server, c agentproto.Caller) {
+	for _, t := range agentproto.Tools() {
+		name := t.Name
+		s.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: t.Description,
+			InputSchema: json.RawMessage(t.InputSchema),
+		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			progress := newProgress(ctx, req)
+			res, err := agentproto.CallTool(ctx, c, name, req.Params.Arguments, &agentproto.CallToolOptions{Progress: progress})
+			if err != nil {
+				return errorResult(err), nil
+			}
+			out := &mcp.CallToolResult{}
+			if res.Image != nil {
+				out.Content = append(out.Content, &mcp.ImageContent{Data: res.Image.Data, MIMEType: res.Image.MIMEType})
+			}
+			if res.Text != "" || res.Image == nil {
+				out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
+			}
+			return out, nil
+		})
+	}
+}
+
+// errorResult is a tool result with isError carrying err's text: for a bridge
+// error that is the bridge's message, unchanged.
+func errorResult(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+}
+
+// BridgeDialer is an [agentproto.Caller] that dials the agent socket on the
+// first call and again after the connection is lost, so that a server started
+// before the bridge (or outliving a browser restart) recovers by itself. A
+// call made while the socket cannot be reached fails at once with an error
+// saying so ([ErrBridgeUnreachable]); nothing is retried behind the caller's
+// back, and no other transport is tried.
+//
+// BridgeDialer is safe for concurrent use; calls share one connection.
+type BridgeDialer struct {
+	// Path is the socket path; "" means agentproto.SocketPath().
+	Path string
+	// Options are the client's options (token, peer check, limits).
+	Options *agentproto.ClientOptions
+	// Logger receives connection changes. Nil is silent.
+	Logger *slog.Logger
+
+	mu     sync.Mutex
+	client *agentproto.Client
+	closed bool
+}
+
+// ErrBridgeUnreachable is matched by a [BridgeDialer] call's error when the
+// agent socket cannot be dialed.
+var ErrBridgeUnreachable = errors.New("the WebOperator bridge socket is not reachable")
+
+// Call sends one command through the current connection, dialing first when
+// there is none.
+func (d *BridgeDialer) Call(ctx context.Context, typ string, payload any, result any) error {
+	c, err := d.conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = c.Call(ctx, typ, payload, result)
+	if errors.Is(err, agentproto.ErrClosed) {
+		d.drop(c)
+	}
+	return err
+}
+
+func (d *BridgeDialer) conn(ctx context.Context) (*agentproto.Client, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, agentproto.ErrClosed
+	}
+	if d.client != nil {
+		return d.client, nil
+	}
+	path := d.Path
+	if path == "" {
+		path = agentproto.SocketPath()
+	}
+	c, err := agentproto.Dial(ctx, path, d.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", ErrBridgeUnreachable, path, err)
+	}
+	if d.Logger != nil {
+		d.Logger.Info("connected to the bridge", "socket", path)
+	}
+	d.client = c
+	return c, nil
+}
+
+// drop forgets c (closing it) when it is still the current connection.
+func (d *BridgeDialer) drop(c *agentproto.Client) {
+	d.mu.Lock()
+	if d.client == c {
+		d.client = nil
+	}
+	d.mu.Unlock()
+	c.Close()
+	if d.Logger != nil {
+		d.Logger.Info("bridge connection lost; the next call dials again")
+	}
+}
+
+// Close closes the current connection; later calls fail with
+// agentproto.ErrClosed. Close is idempotent.
+func (d *BridgeDialer) Close() error {
+	d.mu.Lock()
+	c := d.client
+	d.client, d.closed = nil, true
+	d.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}

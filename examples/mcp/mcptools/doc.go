@@ -1,0 +1,60 @@
+// Package mcptools exposes the three protocols of agentbridge as Model Context
+// Protocol tools on an [mcp.Server] of the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk):
+//
+//   - [AddBridgeTools]: the WebOperator bridge's tool catalogue (browser_snapshot,
+//     browser_navigate, …, weboperator_execute_goal) over the agent socket,
+//     with the reference MCP server's names, descriptions and schemas;
+//   - [AddHubTools]: the browser extension connected to an embedded
+//     extbridge.Hub (hub_navigate, hub_read, hub_click, hub_type,
+//     hub_screenshot, hub_tabs);
+//   - [DiscoverSites] and [Sites.AddTools]: one tool per WebAgents action of
+//     each site, plus webagents_batch and webagents_status.
+//
+// It also has the two transports the agentbridge-mcp command serves:
+// [StdioTransport], a stdio transport that answers a malformed line with a
+// JSON-RPC error and keeps the session (the SDK's ends it), and
+// [NewHTTPHandler], the streamable HTTP handler behind a bearer token and
+// loopback Host/Origin checks.
+//
+// # Quick start
+//
+//	server := mcp.NewServer(&mcp.Implementation{Name: "my-agent-tools", Version: "0.1"}, nil)
+//	bridge := &mcptools.BridgeDialer{} // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
+//	defer bridge.Close()
+//	mcptools.AddBridgeTools(server, bridge)
+//	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
+//	err := server.Run(ctx, &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout})
+//
+// # Errors
+//
+// What fails in a source (extension offline, bridge unreachable, hub not
+// connected, site error, consent refused, arguments that fail the schema) is a
+// tool result with isError and a message for the model, never a protocol
+// error: an agent sees it and can act on it. Unknown tools and malformed
+// requests are protocol errors, as MCP says.
+//
+// # Limits
+//
+// A stdio line is at most [DefaultMaxLineLength] bytes (16 MiB, the SDK's
+// default) unless StdioTransport.MaxLineLength says otherwise; an HTTP request
+// body at most [DefaultMaxRequestBodyBytes] (4 MiB). The sources keep their
+// own packages' limits: the agent protocol client's response size, the hub's
+// frame limits and command timeouts, the webagents client's document and
+// response caps.
+//
+// # Concurrency
+//
+// Tool handlers run concurrently, one goroutine per call, as the SDK calls
+// them; every source is safe for concurrent use. A call's context ends when
+// the client cancels the request or the session ends, and that cancels the
+// underlying bridge call, hub command or batch.
+//
+// # Security
+//
+// Page text, snapshots and site results are untrusted data. Writes to a site
+// need explicit consent ([SiteToolsOptions].AllowWrites, AllowIrreversible),
+// checked before anything is sent. The HTTP handler refuses non-loopback peers
+// and Host names, any browser Origin not explicitly allowed, and requests
+// without the bearer token. Nothing is logged to standard output.
+package mcptools

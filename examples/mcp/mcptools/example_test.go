@@ -1,0 +1,52 @@
+package mcptools_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
+	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An MCP server whose tools drive the browser extension connected to an
+// embedded extension-bridge hub; here the extension is extbridgetest's fake,
+// and client and server talk over the go-sdk's in-memory transports.
+func ExampleAddHubTools() {
+	ctx := context.Background()
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	browser := extbridgetest.NewBrowser()
+	browser.SetPage("https://shop.example/", extbridgetest.Page{Title: "Shop"})
+	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "example-token", Browser: browser})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ext.Close()
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "0.1"}, nil)
+	mcptools.AddHubTools(server, hub, nil)
+	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, serverEnd, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ss.Wait()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "0.1"}, nil).Connect(ctx, clientEnd, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcptools.ToolHubNavigate, Arguments: map[string]any{"url": "https://shop.example/"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// Output: false {"title":"Shop","url":"https://shop.example/"}
+}

@@ -1,0 +1,147 @@
+package mcptools
+
+import (
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxRequestBodyBytes is the largest HTTP request body [NewHTTPHandler]
+// accepts when HTTPOptions.MaxRequestBodyBytes is zero.
+const DefaultMaxRequestBodyBytes = 4 << 20
+
+// DefaultSessionTimeout is how long an HTTP session may stay idle before
+// [NewHTTPHandler]'s server closes it, when HTTPOptions.SessionTimeout is
+// zero.
+const DefaultSessionTimeout = time.Hour
+
+// HTTPOptions configures [NewHTTPHandler].
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN). Required: NewHTTPHandler refuses an
+	// empty one.
+	Token string
+	// AllowedOrigins are the browser origins accepted in an Origin header
+	// (exact match, such as "chrome-extension://ID"). Default: none, every
+	// request with an Origin header is refused, so no web page can reach the
+	// server even with a token.
+	AllowedOrigins []string
+	// MaxRequestBodyBytes bounds a request body. Zero means
+	// DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+	// SessionTimeout closes a session that received no request for that
+	// long, so abandoned sessions do not pile up. Zero means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// Logger receives refused requests (never tokens). Nil is silent.
+	Logger *slog.Logger
+}
+
+// ErrNoToken is returned by [NewHTTPHandler] when HTTPOptions.Token is empty.
+var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
+
+// NewHTTPHandler returns the streamable HTTP handler for server, guarded as the
+// agent HTTP API is: requests must come from a loopback peer, name a loopback
+// Host (a DNS-rebinding guard), carry no Origin other than an allowed one (so
+// a web page cannot drive it) and carry the bearer token (compared in
+// constant time). Refusals are 401, 403 or 421 with a short text body.
+func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error) {
+	if opts == nil || opts.Token == "" {
+		return nil, ErrNoToken
+	}
+	limit := opts.MaxRequestBodyBytes
+	if limit == 0 {
+		limit = DefaultMaxRequestBodyBytes
+	}
+	idle := opts.SessionTimeout
+	if idle == 0 {
+		idle = DefaultSessionTimeout
+	}
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: limit, SessionTimeout: idle, Logger: opts.Logger})
+	g := &httpGuard{next: inner, token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
+	return g, nil
+}
+
+type httpGuard struct {
+	next    http.Handler
+	token   []byte
+	origins []string
+	logger  *slog.Logger
+}
+
+func (g *httpGuard) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if g.logger != nil {
+		g.logger.Info("mcp http: refused", "status", status, "reason", msg, "remote", r.RemoteAddr)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentbridge-mcp"`)
+	}
+	http.Error(w, msg, status)
+}
+
+func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !loopbackAddr(r.RemoteAddr) {
+		g.refuse(w, r, http.StatusForbidden, "loopback peers only")
+		return
+	}
+	if !loopbackHost(r.Host) {
+		g.refuse(w, r, http.StatusMisdirectedRequest, "Host must be a loopback name")
+		return
+	}
+	if origin, ok := r.Header["Origin"]; ok {
+		allowed := len(origin) == 1
+		if allowed {
+			allowed = false
+			for _, o := range g.origins {
+				if origin[0] == o {
+					allowed = true
+				}
+			}
+		}
+		if !allowed {
+			g.refuse(w, r, http.StatusForbidden, "browser origins are not allowed")
+			return
+		}
+	}
+	auth := r.Header.Values("Authorization")
+	if len(auth) != 1 || subtle.ConstantTimeCompare([]byte(auth[0]), g.token) != 1 {
+		g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func loopbackAddr(remote string) bool {
+	ap, err := netip.ParseAddrPort(remote)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// loopbackHost reports whether a Host header names the loopback interface:
+// localhost, 127.0.0.0/8 or ::1, with or without a port.
+func loopbackHost(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// LoopbackListenAddr reports whether addr (host:port) may be listened on: its
+// host must be a loopback IP address or "localhost".
+func LoopbackListenAddr(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	return err == nil && h != "" && loopbackHost(h)
+}
