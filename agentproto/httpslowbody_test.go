@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +80,61 @@ func TestHTTPRefusalsDoNotWaitForTheBody(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.False(t, resp.Close)
+}
+
+// TestNewHTTPServerBoundsTheBody: NewHTTPServer serves other handlers too
+// (the MCP server's), which answered refusals without reading an announced
+// body, so that net/http waited for it with no deadline. The body must
+// arrive within ReadHeaderTimeout; once it has, a long request is not cut.
+func TestNewHTTPServerBoundsTheBody(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/refuse" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "slow", http.StatusRequestTimeout)
+			return
+		}
+		select {
+		case <-time.After(3 * timeout):
+			io.WriteString(w, "done")
+		case <-r.Context().Done():
+			http.Error(w, "cancelled", http.StatusServiceUnavailable)
+		}
+	}), &agentproto.HTTPServerOptions{ReadHeaderTimeout: timeout})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	addr := l.Addr().String()
+	send := func(path, body string) (*http.Response, *bufio.Reader) {
+		nc, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { nc.Close() })
+		fmt.Fprintf(nc, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\n%s", path, addr, body)
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second)) // on the old code no answer came
+		br := bufio.NewReader(nc)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, err = io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp, br
+	}
+	resp, br := send("/refuse", "{")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	_, err = br.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
+
+	resp, _ = send("/read", "{")
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "a stalled body fails its read")
+
+	resp, _ = send("/read", strings.Repeat("x", 1000))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a request longer than the timeout, body read, is not cancelled")
 }
