@@ -22,6 +22,11 @@ const (
 	// request in progress (new ones that have not sent a request yet, and
 	// keep-alive ones between requests) that one HTTP server keeps open.
 	DefaultMaxIdleHTTPConns = 64
+	// DefaultHTTPMaxHeaderBytes bounds a request's headers (64 KiB; a
+	// request of this API carries a token and a few short headers), in
+	// place of net/http's 1 MiB: every connection still reading its
+	// headers holds that much memory.
+	DefaultHTTPMaxHeaderBytes = 64 << 10
 )
 
 // HTTPServerOptions configures [NewHTTPServer]. The zero value of each
@@ -37,6 +42,9 @@ type HTTPServerOptions struct {
 	// request in progress. When one more arrives, the one idle for the
 	// longest is closed. Zero means [DefaultMaxIdleHTTPConns].
 	MaxIdleConns int
+	// MaxHeaderBytes bounds a request's headers; larger ones are answered
+	// 431. Zero means DefaultHTTPMaxHeaderBytes.
+	MaxHeaderBytes int
 	// Logger receives the server's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
@@ -46,6 +54,7 @@ type HTTPServerOptions struct {
 // local processes, which can open connections without any token:
 //
 //   - keep-alive connections are closed after IdleTimeout;
+//   - headers are at most MaxHeaderBytes;
 //   - headers must arrive within ReadHeaderTimeout, and a request's body
 //     within ReadHeaderTimeout more (net/http otherwise waits for the body
 //     of a request answered without reading it, with no deadline);
@@ -72,6 +81,7 @@ func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
 		Handler:           bodyDeadline{handler, readHeader},
 		IdleTimeout:       orDefault(o.IdleTimeout, DefaultHTTPIdleTimeout),
 		ReadHeaderTimeout: readHeader,
+		MaxHeaderBytes:    orDefault(o.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes),
 		ConnState:         idle.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -138,3 +138,28 @@ func TestNewHTTPServerBoundsTheBody(t *testing.T) {
 	resp, _ = send("/read", strings.Repeat("x", 1000))
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "a request longer than the timeout, body read, is not cancelled")
 }
+
+// TestNewHTTPServerBoundsTheHeaders: 100 KB of headers are refused with
+// 431 (net/http alone accepts 1 MiB).
+func TestNewHTTPServerBoundsTheHeaders(t *testing.T) {
+	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}), nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	for size, want := range map[int]int{1000: http.StatusOK, 100_000: http.StatusRequestHeaderFieldsTooLarge} {
+		req, err := http.NewRequest("GET", "http://"+l.Addr().String()+"/", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Filler", strings.Repeat("a", size))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, "%d bytes of headers", size)
+	}
+}
