@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,16 +26,7 @@ import (
 // are sent at once and close the connection.
 func TestHTTPRefusalsDoNotWaitForTheBody(t *testing.T) {
 	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "tok"}})
-	srv := agentproto.NewHTTPServer(b.Server.HTTPHandler(nil), nil)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() {
-		srv.Close()
-		<-served
-	}()
-	addr := l.Addr().String()
+	addr := serve(t, agentproto.NewHTTPServer(b.Server.HTTPHandler(nil), nil))
 	for _, tc := range []struct {
 		name, request string
 		status        int
@@ -104,15 +96,7 @@ func TestNewHTTPServerBoundsTheBody(t *testing.T) {
 			http.Error(w, "cancelled", http.StatusServiceUnavailable)
 		}
 	}), &agentproto.HTTPServerOptions{ReadHeaderTimeout: timeout})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() {
-		srv.Close()
-		<-served
-	}()
-	addr := l.Addr().String()
+	addr := serve(t, srv)
 	send := func(path, body string) (*http.Response, *bufio.Reader) {
 		nc, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -129,7 +113,7 @@ func TestNewHTTPServerBoundsTheBody(t *testing.T) {
 	}
 	resp, br := send("/refuse", "{")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	_, err = br.ReadByte()
+	_, err := br.ReadByte()
 	assert.ErrorIs(t, err, io.EOF, "the connection is closed")
 
 	resp, _ = send("/read", "{")
@@ -145,16 +129,9 @@ func TestNewHTTPServerBoundsTheHeaders(t *testing.T) {
 	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}), nil)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() {
-		srv.Close()
-		<-served
-	}()
+	addr := serve(t, srv)
 	for size, want := range map[int]int{1000: http.StatusOK, 100_000: http.StatusRequestHeaderFieldsTooLarge} {
-		req, err := http.NewRequest("GET", "http://"+l.Addr().String()+"/", nil)
+		req, err := http.NewRequest("GET", "http://"+addr+"/", nil)
 		require.NoError(t, err)
 		req.Header.Set("X-Filler", strings.Repeat("a", size))
 		resp, err := http.DefaultClient.Do(req)
@@ -162,4 +139,36 @@ func TestNewHTTPServerBoundsTheHeaders(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, want, resp.StatusCode, "%d bytes of headers", size)
 	}
+}
+
+// serve serves srv on a loopback listener until the test ends, then waits
+// for every connection to be closed: net/http lingers 500 ms on one it
+// refused (closeWriteAndWait), past Close, which goleak would report.
+func serve(t *testing.T, srv *http.Server) string {
+	t.Helper()
+	var opened, closed atomic.Int32
+	track := srv.ConnState
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		if track != nil {
+			track(c, s)
+		}
+		switch s {
+		case http.StateNew:
+			opened.Add(1)
+		case http.StateClosed:
+			closed.Add(1)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+		for i := 0; i < 500 && closed.Load() < opened.Load(); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return l.Addr().String()
 }
