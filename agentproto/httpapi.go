@@ -144,29 +144,49 @@ func writeJSON(w http.ResponseWriter, body []byte) {
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Until the request is authorized, every answer (the refusals, and
+	// /health) is written without reading the body. net/http would then
+	// wait, with no deadline, for the rest of an announced body, before
+	// replying and again after, so that a local process without a token
+	// could hold connections, and with them the host's file descriptors and
+	// its agent socket, for good. Such an answer closes the connection and
+	// ends the body's reading at once.
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	if h.serve(w, r) || r.ContentLength == 0 {
+		return
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// serve answers r and reports whether it was authorized and routed.
+func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
 	if !loopbackHost(r.Host) {
 		writeJSONError(w, http.StatusForbidden, "Host not allowed: the API answers only to loopback host names")
-		return
+		return false
 	}
 	if origin, ok := r.Header["Origin"]; ok && !h.originAllowed(origin) {
 		writeJSONError(w, http.StatusForbidden, "Origin not allowed")
-		return
+		return false
 	}
 	path := routePath(r)
 	if path == "/health" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.methodNotAllowed(w, r, path, "GET")
-			return
+			return false
 		}
 		var buf [128]byte
 		writeJSON(w, h.srv.appendHealth(buf[:0]))
-		return
+		return false
 	}
 	if e := h.authorize(r); e != nil {
 		writeJSONError(w, e.status, e.msg)
-		return
+		return false
 	}
+	w.Header().Del("Connection")
 	h.route(w, r, path)
+	return true
 }
 
 // routePath is the path requests are routed by, as the reference's: the

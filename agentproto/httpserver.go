@@ -2,6 +2,7 @@ package agentproto
 
 import (
 	"container/list"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,11 @@ const (
 	// request in progress (new ones that have not sent a request yet, and
 	// keep-alive ones between requests) that one HTTP server keeps open.
 	DefaultMaxIdleHTTPConns = 64
+	// DefaultHTTPMaxHeaderBytes bounds a request's headers (64 KiB; a
+	// request of this API carries a token and a few short headers), in
+	// place of net/http's 1 MiB: every connection still reading its
+	// headers holds that much memory.
+	DefaultHTTPMaxHeaderBytes = 64 << 10
 )
 
 // HTTPServerOptions configures [NewHTTPServer]. The zero value of each
@@ -36,6 +42,9 @@ type HTTPServerOptions struct {
 	// request in progress. When one more arrives, the one idle for the
 	// longest is closed. Zero means [DefaultMaxIdleHTTPConns].
 	MaxIdleConns int
+	// MaxHeaderBytes bounds a request's headers; larger ones are answered
+	// 431. Zero means DefaultHTTPMaxHeaderBytes.
+	MaxHeaderBytes int
 	// Logger receives the server's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
@@ -45,7 +54,10 @@ type HTTPServerOptions struct {
 // local processes, which can open connections without any token:
 //
 //   - keep-alive connections are closed after IdleTimeout;
-//   - headers must arrive within ReadHeaderTimeout;
+//   - headers are at most MaxHeaderBytes;
+//   - headers must arrive within ReadHeaderTimeout, and a request's body
+//     within ReadHeaderTimeout more (net/http otherwise waits for the body
+//     of a request answered without reading it, with no deadline);
 //   - at most MaxIdleConns connections without a request in progress stay
 //     open (the oldest is closed when another arrives), so idle
 //     connections can never use up the process's file descriptors and
@@ -64,10 +76,12 @@ func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	idle := &idleConns{max: orDefault(o.MaxIdleConns, DefaultMaxIdleHTTPConns), log: log, elems: map[net.Conn]*list.Element{}}
+	readHeader := orDefault(o.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout)
 	return &http.Server{
-		Handler:           handler,
+		Handler:           bodyDeadline{handler, readHeader},
 		IdleTimeout:       orDefault(o.IdleTimeout, DefaultHTTPIdleTimeout),
-		ReadHeaderTimeout: orDefault(o.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout),
+		ReadHeaderTimeout: readHeader,
+		MaxHeaderBytes:    orDefault(o.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes),
 		ConnState:         idle.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -111,4 +125,41 @@ func (ic *idleConns) track(nc net.Conn, state http.ConnState) {
 		}
 		evict.Close()
 	}
+}
+
+// bodyDeadline gives a request's body timeout to arrive: a handler that
+// answers without reading it (a refusal) would otherwise make net/http wait
+// for it with no deadline, before and after the answer, and a local
+// process could hold connections that way, out of reach of the idle cap.
+// Once the body has been read to its end the deadline is lifted, so that a
+// long request (a wait, an event stream) is not cut.
+type bodyDeadline struct {
+	h       http.Handler
+	timeout time.Duration
+}
+
+func (b bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(b.timeout)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+	}
+	b.h.ServeHTTP(w, r)
+}
+
+// deadlineBody lifts the connection's read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (d *deadlineBody) Read(p []byte) (int, error) {
+	n, err := d.ReadCloser.Read(p)
+	if err == io.EOF && !d.lifted {
+		d.lifted = true
+		_ = d.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }

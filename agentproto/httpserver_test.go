@@ -18,6 +18,9 @@ func TestNewHTTPServerDefaults(t *testing.T) {
 	srv := agentproto.NewHTTPServer(http.NotFoundHandler(), nil)
 	assert.Equal(t, agentproto.DefaultHTTPIdleTimeout, srv.IdleTimeout)
 	assert.Equal(t, agentproto.DefaultHTTPReadHeaderTimeout, srv.ReadHeaderTimeout)
+	// Not net/http's 1 MiB: each of the 64 connections still reading
+	// headers could hold that much.
+	assert.Equal(t, agentproto.DefaultHTTPMaxHeaderBytes, srv.MaxHeaderBytes)
 	assert.NotNil(t, srv.ConnState)
 }
 

@@ -86,11 +86,14 @@ func (s *unauthConns) admit(c net.Conn) *trackedConn {
 	return tc
 }
 
-// oldestLocked picks the connection to evict: the oldest idle one (an HTTP
-// connection between requests, or one that has sent nothing), else the
-// oldest HTTP connection in a request, else the oldest WebSocket waiting
-// for its hello. The extension's own connection is a WebSocket that says
-// hello within milliseconds of connecting, so it is the last to go.
+// oldestLocked picks the connection to evict: the oldest HTTP connection
+// idle between requests, else the oldest of the others (connections that
+// have sent nothing yet, HTTP requests, WebSockets waiting for their hello)
+// by accept order, whatever their state. The extension's reconnect goes
+// through every state in the milliseconds before its hello: ranking a
+// state below another would let a local process that keeps opening
+// WebSockets evict it with one connection during that window, while in
+// accept order it takes MaxUnauthConns newer connections.
 func (s *unauthConns) oldestLocked() *trackedConn {
 	var best *trackedConn
 	for c := range s.conns {
@@ -104,14 +107,10 @@ func (s *unauthConns) oldestLocked() *trackedConn {
 
 // evictRank orders connection states for eviction, lowest first.
 func evictRank(state http.ConnState) int {
-	switch state {
-	case http.StateNew, http.StateIdle:
+	if state == http.StateIdle {
 		return 0
-	case http.StateActive:
-		return 1
-	default: // hijacked: a WebSocket before its hello
-		return 2
 	}
+	return 1
 }
 
 // connState is the http.Server's ConnState hook.

@@ -133,15 +133,50 @@ func TestEvictionOrder(t *testing.T) {
 	idle := s.admit(pipe())
 	s.connState(idle, http.StateIdle)
 	// Full: the idle one goes first, although it is the newest.
-	fresh := s.admit(pipe())
-	assert.NotContains(t, s.conns, idle)
-	// Then the never-used one (StateNew counts as idle).
 	s.admit(pipe())
-	assert.NotContains(t, s.conns, fresh)
-	s.connState(s.oldestLocked(), http.StateActive) // the last admitted is now active
-	// Then the oldest active HTTP connection, before the pending WebSocket.
+	assert.NotContains(t, s.conns, idle)
+	// Then the others in accept order, whatever their state: the pending
+	// WebSocket, then the active request.
+	s.admit(pipe())
+	assert.NotContains(t, s.conns, ws)
 	s.admit(pipe())
 	assert.NotContains(t, s.conns, active)
-	assert.Contains(t, s.conns, ws)
 	assert.Equal(t, 3, s.len())
+}
+
+// TestExtensionHandshakeSurvivesAWebSocketFlood: a local process keeps
+// opening WebSockets and never says hello. The extension's reconnect,
+// accepted among them, is still in its HTTP upgrade (or has sent nothing
+// yet) when the next one arrives. Ranking pending WebSockets after HTTP
+// requests made that next connection evict the extension's: with one
+// attacker connection per millisecond, half the reconnects failed, and all
+// of them with eight. In accept order it survives every arrival but the
+// MaxUnauthConns-th after it.
+func TestExtensionHandshakeSurvivesAWebSocketFlood(t *testing.T) {
+	const limit = 8
+	s := newUnauthConns(limit)
+	pipe := func() net.Conn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return a
+	}
+	flood := func() {
+		c := s.admit(pipe())
+		s.connState(c, http.StateActive)
+		s.connState(c, http.StateHijacked)
+	}
+	for range 2 * limit {
+		flood()
+	}
+	for _, state := range []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked} {
+		ext := s.admit(pipe())
+		if state != http.StateNew {
+			s.connState(ext, state)
+		}
+		for range limit - 1 {
+			flood()
+			require.Contains(t, s.conns, ext, "the extension's connection (%v) is evicted by a newer one", state)
+		}
+		s.forget(ext) // its hello
+	}
 }

@@ -346,13 +346,19 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 	op := &p.Operations[i]
 	input := op.Input
 	if op.HasReferences {
+		// Each result is decoded once however many references name it.
+		decoded := map[int]any{}
 		lookup := func(id string) any {
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
+					if v, ok := decoded[j]; ok {
+						return v
+					}
 					v, err := decodeTree(results[j])
 					if err != nil {
 						return nil
 					}
+					decoded[j] = v
 					return v
 				}
 			}
@@ -360,6 +366,9 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 		}
 		resolved, bad, err := resolveInput(input, lookup)
 		switch {
+		case errors.Is(err, errResolvedTooLarge):
+			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))
+			return c
 		case err != nil:
 			c.err = internalError()
 			return c

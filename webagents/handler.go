@@ -369,6 +369,23 @@ func (h *Handler) requestOrigin(r *http.Request) string {
 var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
+	// The body must arrive within the batch deadline. Until it has been
+	// read, an answer (a refusal) closes the connection and stops reading
+	// it: net/http would otherwise wait for the rest of an announced body,
+	// with no deadline, before and after replying, and a client sending a
+	// byte of it could hold a connection for good on a server without a
+	// ReadTimeout. Errors are ignored: a ResponseWriter that cannot set
+	// deadlines (a wrapping middleware's) only loses this guard.
+	if r.ContentLength != 0 {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.deadline))
+		w.Header().Set("Connection", "close")
+		defer func() {
+			if w.Header().Get("Connection") == "close" {
+				_ = rc.SetReadDeadline(time.Now())
+			}
+		}()
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		h.writeError(w, errorf(CodeMethodNotAllowed, "Use POST."))
@@ -414,6 +431,11 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	if body.Len() == 0 {
 		h.writeError(w, errorf(CodeInvalidRequest, "The body is empty."))
 		return
+	}
+	if r.ContentLength != 0 {
+		// Read whole: the connection may serve the next request.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		w.Header().Del("Connection")
 	}
 	ctx := r.Context()
 	if h.context != nil {

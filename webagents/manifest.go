@@ -196,6 +196,11 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 	if err != nil {
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: "not JSON"}}}
 	}
+	// The schema validator cannot read every number JSON can write (see
+	// MaxNumberExponent): refuse those before it sees them.
+	if p := hugeNumber(tree, "$"); p != nil {
+		return nil, &ValidationError{Problems: []Problem{*p}}
+	}
 	v := &validator{warnings: warnings}
 	v.caseVariantFields(tree)
 	if err := manifestSchema().Validate(tree); err != nil {

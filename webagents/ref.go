@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -93,8 +94,10 @@ func collectRefs(tree any) (refs []Reference, ok bool) {
 
 // substituteRefs returns tree with every reference replaced by the value it
 // resolves to; lookup returns the decoded result of an operation. The
-// second result is the first reference that did not resolve.
-func substituteRefs(tree any, lookup func(id string) any) (any, *Reference) {
+// second result is the first reference that did not resolve. The bytes the
+// references add are taken from *budget; once it is below zero
+// substitution stops and returns nil, nil.
+func substituteRefs(tree any, lookup func(id string) any, budget *int) (any, *Reference) {
 	switch t := tree.(type) {
 	case map[string]any:
 		if ref, ok := t["$ref"]; ok && len(t) == 1 {
@@ -107,12 +110,25 @@ func substituteRefs(tree any, lookup func(id string) any) (any, *Reference) {
 			if !found {
 				return nil, &r
 			}
+			// Count what the reference adds, and stop once the input is
+			// over the limit: thousands of references to one large result
+			// would otherwise build gigabytes before the size check.
+			if *budget >= 0 {
+				enc, err := marshalCompact(v)
+				if err != nil {
+					return nil, &r
+				}
+				*budget -= len(enc)
+			}
+			if *budget < 0 {
+				return nil, nil
+			}
 			return v, nil
 		}
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			v, bad := substituteRefs(e, lookup)
-			if bad != nil {
+			v, bad := substituteRefs(e, lookup, budget)
+			if bad != nil || *budget < 0 {
 				return nil, bad
 			}
 			out[k] = v
@@ -121,8 +137,8 @@ func substituteRefs(tree any, lookup func(id string) any) (any, *Reference) {
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			v, bad := substituteRefs(e, lookup)
-			if bad != nil {
+			v, bad := substituteRefs(e, lookup, budget)
+			if bad != nil || *budget < 0 {
 				return nil, bad
 			}
 			out[i] = v
@@ -133,15 +149,31 @@ func substituteRefs(tree any, lookup func(id string) any) (any, *Reference) {
 	}
 }
 
+// errResolvedTooLarge is returned by resolveInput for an input whose
+// references make it larger than maxResolvedBytes.
+var errResolvedTooLarge = errors.New("resolved input too large")
+
+// maxResolvedBytes bounds the bytes references may add to an input while
+// it is resolved: MaxInputChars characters are at most four bytes each, so
+// no input within the limit is cut short, and the exact check in
+// characters follows.
+const maxResolvedBytes = 4 * MaxInputChars
+
 // resolveInput substitutes the references of a raw input and re-encodes it.
+// It returns errResolvedTooLarge as soon as the references have added more
+// than maxResolvedBytes.
 func resolveInput(input json.RawMessage, lookup func(id string) any) (json.RawMessage, *Reference, error) {
 	tree, err := decodeTree(input)
 	if err != nil {
 		return nil, nil, err
 	}
-	resolved, bad := substituteRefs(tree, lookup)
+	budget := maxResolvedBytes
+	resolved, bad := substituteRefs(tree, lookup, &budget)
 	if bad != nil {
 		return nil, bad, nil
+	}
+	if budget < 0 {
+		return nil, nil, errResolvedTooLarge
 	}
 	out, err := marshalCompact(resolved)
 	return out, nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -83,6 +84,13 @@ func compileUserSchema(raw []byte, maxCost int64) (cs *compiledSchema, err error
 			cs, err = nil, fmt.Errorf("schema compiler failed")
 		}
 	}()
+	tree, err := decodeTree(raw)
+	if err != nil {
+		return nil, err
+	}
+	if p := hugeNumber(tree, "$"); p != nil {
+		return nil, fmt.Errorf("%s at %s", p.Message, p.Path)
+	}
 	c := newCompiler()
 	if err := c.AddResource(userSchemaURL, bytes.NewReader(raw)); err != nil {
 		return nil, err
@@ -124,18 +132,22 @@ func schemaErrorMessage(err error) string {
 // validateInput checks an input against a compiled schema and returns the
 // problems found, each with its JSON path.
 // The work is bounded before it starts: the schema's cost at the input's
-// depth times the input's number of values must be at most
-// [MaxValidationSteps].
+// depth times the input's size (see inputSize) must be at most
+// [MaxValidationSteps], and no number may have an exponent beyond
+// [MaxNumberExponent].
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	tree, err := decodeTree(input)
 	if err != nil {
 		return []Problem{{Path: "$", Message: "not JSON"}}
 	}
-	values, depth := treeSize(tree, 0)
-	if cost := s.cost.at(depth); cost >= costCap || cost*int64(values) > MaxValidationSteps {
+	if p := hugeNumber(tree, "$"); p != nil {
+		return []Problem{*p}
+	}
+	size, depth := inputSize(tree, 0)
+	if cost := s.cost.at(depth); cost >= costCap || cost*int64(size) > MaxValidationSteps {
 		return []Problem{{Path: "$", Message: fmt.Sprintf(
-			"input is too large or deep to validate against this schema (%d values, %d deep; the validation budget is %d steps)",
-			values, depth, MaxValidationSteps)}}
+			"input is too large or deep to validate against this schema (size %d, %d deep; the validation budget is %d steps)",
+			size, depth, MaxValidationSteps)}}
 	}
 	err = s.schema.Validate(tree)
 	if err == nil {
@@ -150,21 +162,78 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	return v.problems
 }
 
-// treeSize returns the number of values in a decoded JSON value and its
-// nesting depth (0 for a scalar).
-func treeSize(v any, depth int) (values, maxDepth int) {
-	values, maxDepth = 1, depth
+// stringBytesPerStep is the length of string (or object key) that counts
+// as one more value in an input's size: a pattern or a format scans the
+// whole string, at tens of nanoseconds a byte.
+const stringBytesPerStep = 32
+
+// inputSize returns the size of a decoded JSON value, the number of values
+// in it with every string and key counting one more per
+// stringBytesPerStep bytes, and its nesting depth (0 for a scalar).
+func inputSize(v any, depth int) (size, maxDepth int) {
+	size, maxDepth = 1, depth
 	switch v := v.(type) {
+	case string:
+		size += len(v) / stringBytesPerStep
 	case map[string]any:
-		for _, c := range v {
-			n, d := treeSize(c, depth+1)
-			values, maxDepth = values+n, max(maxDepth, d)
+		for k, c := range v {
+			n, d := inputSize(c, depth+1)
+			size, maxDepth = size+n+len(k)/stringBytesPerStep, max(maxDepth, d)
 		}
 	case []any:
 		for _, c := range v {
-			n, d := treeSize(c, depth+1)
-			values, maxDepth = values+n, max(maxDepth, d)
+			n, d := inputSize(c, depth+1)
+			size, maxDepth = size+n, max(maxDepth, d)
 		}
 	}
-	return values, maxDepth
+	return size, maxDepth
+}
+
+// MaxNumberExponent is the largest exponent, in magnitude, that a number in
+// a manifest, a published schema or an input may be written with. The
+// schema validator reads numbers exactly, as big rationals: 1e999999 costs
+// it tens of milliseconds and megabytes, and 1e9999999 it cannot read at
+// all. Such numbers are far outside what JSON parsers interoperate on
+// (IEEE 754 doubles end near 1e308 and 5e-324), so they are refused with
+// the problem "number out of range".
+const MaxNumberExponent = 1000
+
+// hugeNumber returns a problem at the path of a number in v written with an
+// exponent beyond MaxNumberExponent, or nil when there is none.
+func hugeNumber(v any, path string) *Problem {
+	switch v := v.(type) {
+	case json.Number:
+		if !numberInRange(string(v)) {
+			return &Problem{Path: path, Message: fmt.Sprintf(
+				"number out of range: its exponent is beyond ±%d", MaxNumberExponent)}
+		}
+	case map[string]any:
+		for k, c := range v {
+			if p := hugeNumber(c, joinPath(path, k)); p != nil {
+				return p
+			}
+		}
+	case []any:
+		for i, c := range v {
+			if p := hugeNumber(c, joinPath(path, strconv.Itoa(i))); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// numberInRange reports whether a JSON number's exponent, if it has one, is
+// at most MaxNumberExponent in magnitude.
+func numberInRange(n string) bool {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	exp := strings.TrimLeft(strings.TrimLeft(n[i+1:], "+-"), "0")
+	if len(exp) > 4 {
+		return false
+	}
+	e, err := strconv.Atoi("0" + exp)
+	return err == nil && e <= MaxNumberExponent
 }

@@ -20,7 +20,8 @@ import (
 const (
 	// DefaultMaxSchemaCost is the default limit of a schema's cost: the
 	// number of schema evaluations (every $ref, anyOf/oneOf/allOf branch,
-	// not, if/then/else, properties, items… expanded, none shared) one
+	// not, if/then/else, properties, items… expanded, none shared; every
+	// enum member counting as one more) one
 	// validation makes at a single instance value, for instances nested
 	// [SchemaCostDepth] deep. A published inputSchema or outputSchema over it
 	// makes the manifest invalid ("schema too complex").
@@ -31,8 +32,9 @@ const (
 	// tree) is not.
 	SchemaCostDepth = 32
 	// MaxValidationSteps bounds one validation: before it starts, the
-	// schema's cost at the input's actual depth times the number of values
-	// in the input must not exceed it, or the input is refused with
+	// schema's cost at the input's actual depth times the input's size
+	// (its number of values, every string and object key counting one
+	// more per 32 bytes) must not exceed it, or the input is refused with
 	// invalid_input. Validation work is at most that product; a step of a
 	// combinator-heavy schema costs about 1.5 µs and 300 bytes, so the
 	// worst validation let through takes tens of milliseconds and under
@@ -44,6 +46,7 @@ const (
 // schemaCost holds a compiled schema's evaluation graph and its cost per
 // instance depth.
 type schemaCost struct {
+	weight  []int64   // a node's own work: 1, plus one per enum member
 	inplace [][]int32 // children applied to the same instance value
 	descend [][]int32 // children applied to a nested value
 	order   []int32   // nodes so that in-place children come first
@@ -88,8 +91,12 @@ func newSchemaCost(root *jsonschema.Schema) (*schemaCost, error) {
 		eachChild(s, func(c *jsonschema.Schema, _ bool) { add(c) })
 	}
 	add(root)
-	sc := &schemaCost{inplace: make([][]int32, len(nodes)), descend: make([][]int32, len(nodes))}
+	sc := &schemaCost{weight: make([]int64, len(nodes)),
+		inplace: make([][]int32, len(nodes)), descend: make([][]int32, len(nodes))}
 	for i, s := range nodes {
+		// Every enum member is a comparison, an exact rational one for
+		// numbers: a large enum is as costly as as many subschemas.
+		sc.weight[i] = 1 + int64(len(s.Enum))
 		eachChild(s, func(c *jsonschema.Schema, descends bool) {
 			if descends {
 				sc.descend[i] = append(sc.descend[i], ids[c])
@@ -226,7 +233,7 @@ func (sc *schemaCost) addLevel() {
 	cur := make([]int64, n)
 	prev := sc.last
 	for _, node := range sc.order {
-		c := int64(1)
+		c := sc.weight[node]
 		for _, child := range sc.inplace[node] {
 			c += cur[child]
 		}
