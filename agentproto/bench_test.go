@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,20 +88,6 @@ type runStats struct {
 	start time.Time
 	cpu   time.Duration
 	vcsw  int64
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// processSwitches returns the process's voluntary context switches (all
-// threads: the times one went to sleep).
-func processSwitches() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return int64(ru.Nvcsw)
 }
 
 func (s *runStats) begin() {

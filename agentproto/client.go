@@ -94,12 +94,13 @@ type clientCall struct {
 }
 
 // SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
-// else [DefaultSocketPath].
+// else [DefaultSocketPath] (on Windows, which has no shared /tmp, the
+// per-user %LOCALAPPDATA%\WebOperator\agent.sock).
 func SocketPath() string {
 	if p := os.Getenv(EnvSocket); p != "" {
 		return p
 	}
-	return DefaultSocketPath
+	return defaultSocketPath()
 }
 
 // Dial connects to the agent socket at path ("" means [SocketPath]()).
@@ -115,7 +116,7 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 		return nil, fmt.Errorf("agentproto: dial: %w", err)
 	}
 	if opts == nil || !opts.InsecureSkipPeerCheck {
-		if err := checkPeerOwner(nc); err != nil {
+		if err := checkDialedPeer(nc, path); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -151,7 +152,7 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
 	// while the frame still waits to be written.
-	c.out = wire.NewQueue(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize}),
+	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})),
 		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)

@@ -16,7 +16,8 @@ type Config struct {
 	// AllowUnauthenticated is WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1
 	// (exactly "1").
 	AllowUnauthenticated bool
-	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [DefaultSocketPath].
+	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [DefaultSocketPath] (on
+	// Windows, %LOCALAPPDATA%\WebOperator\agent.sock).
 	SocketPath string
 	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else [DefaultHTTPHost]. Only
 	// loopback addresses are accepted.
@@ -51,7 +52,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		HTTPPort:             DefaultHTTPPort,
 	}
 	if c.SocketPath == "" {
-		c.SocketPath = DefaultSocketPath
+		c.SocketPath = defaultSocketPath()
 	}
 	if c.HTTPHost == "" {
 		c.HTTPHost = DefaultHTTPHost

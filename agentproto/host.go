@@ -86,10 +86,9 @@ func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	h.limit = conn.Writer.Limit()
-	rc, _ := conn.Writer.SyscallConn() // nil for in-memory links
-	h.out = wire.NewQueue(conn.Writer, wire.QueueOptions{
+	h.out = wire.NewQueue(wire.NativeWriter(conn.Writer), wire.QueueOptions{
 		MaxQueued: orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue),
-		Direct:    rc,
+		Direct:    wire.NativeRawConn(conn.Writer), // nil for in-memory links
 	})
 	return h
 }

@@ -105,6 +105,7 @@ func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
 // agent-client does: the server ends that connection cleanly (whole frames,
 // then end of stream), and events to it, written or dropped, hurt nobody.
 func TestHalfClosedClient(t *testing.T) {
+	requireUnixSockets(t)
 	b := newBridge(t, nil)
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	l, err := agentproto.ListenUnix(t.Context(), path)

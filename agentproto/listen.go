@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -35,24 +34,39 @@ var (
 // ListenUnix listens on a Unix socket at path ("" means SocketPath())
 // with the safety rules of this package:
 //
-//   - The socket is mode 0600 from the moment it exists at path: it is
-//     created in a new private (0700) directory beside path, given mode
-//     0600 there, and renamed into place, so no other user can ever
-//     connect to it, whatever the umask.
+//   - Only the current user can ever connect: the socket is created in a
+//     new private directory beside path (mode 0700 on Unix; on Windows a
+//     protected DACL granting the current user alone), given mode 0600
+//     (Windows: the same user-only DACL) there, and renamed into place, so
+//     no other user can reach it at any moment, whatever the umask or
+//     inherited ACLs.
 //   - Something at path that is not a socket, or a socket owned by another
-//     user, is never replaced (ErrNotSocket, ErrForeignSocket).
+//     user (uid on Unix, owner SID on Windows), is never replaced
+//     (ErrNotSocket, ErrForeignSocket).
 //   - A stale socket of the current user (nothing accepts on it) is
 //     replaced. While a live server of the current user holds the path
 //     (another host that is still shutting down), ListenUnix waits for it
 //     to go away, until ctx ends (ErrSocketInUse).
 //   - The listener's Close removes the socket file only if path still
-//     holds the very file this call created (same device and inode), so
-//     a successor's socket is never removed.
+//     holds the very file this call created (same device and inode; on
+//     Windows same volume and file index), so a successor's socket is
+//     never removed.
+//
+// On Windows the socket is an AF_UNIX socket (Windows 10 1803 or later)
+// and the default path is per user, under %LOCALAPPDATA% (see
+// SocketPath); its folder is created when missing. Where one of the rules
+// above cannot be enforced, ListenUnix returns an error rather than a
+// weaker listener.
 //
 // The returned listener is a *net.UnixListener's Accept with that Close.
 func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if path == "" {
 		path = SocketPath()
+	}
+	if path == defaultSocketPath() {
+		if err := ensureDefaultDir(path); err != nil {
+			return nil, fmt.Errorf("agentproto: listen: %w", err)
+		}
 	}
 	for {
 		live, err := checkExisting(path)
@@ -74,6 +88,9 @@ func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 		return nil, fmt.Errorf("agentproto: listen: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	if err := restrictToOwner(dir, true); err != nil {
+		return nil, fmt.Errorf("agentproto: listen: making %s private: %w", dir, err)
+	}
 	tmp := filepath.Join(dir, "s")
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
@@ -84,21 +101,17 @@ func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 		ul.Close()
 		return nil, fmt.Errorf("agentproto: listen: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
+	if err := restrictToOwner(tmp, false); err != nil {
 		return fail(err)
 	}
-	fi, err := os.Lstat(tmp)
+	id, err := socketIdentity(tmp)
 	if err != nil {
 		return fail(err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fail(errors.New("no inode information"))
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fail(err)
 	}
-	return &unixListener{UnixListener: ul, path: path, dev: uint64(st.Dev), ino: st.Ino}, nil
+	return &unixListener{UnixListener: ul, path: path, id: id}, nil
 }
 
 // checkExisting looks at what path holds: nothing or a stale socket of
@@ -115,27 +128,30 @@ func checkExisting(path string) (live bool, err error) {
 	if fi.Mode().Type() != fs.ModeSocket {
 		return false, fmt.Errorf("%w: %s", ErrNotSocket, path)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Geteuid() {
-		return false, fmt.Errorf("%w: %s", ErrForeignSocket, path)
+	if err := ownedByCurrentUser(path, fi); err != nil {
+		return false, fmt.Errorf("%w: %s: %w", ErrForeignSocket, path, err)
 	}
 	nc, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
 		nc.Close()
 		return true, nil
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+	if connRefused(err) || errors.Is(err, fs.ErrNotExist) {
 		return false, nil // nobody listens: the file is stale (or gone)
 	}
 	return true, nil // a full backlog or a slow server: someone is there
 }
 
+// fileIdentity names one file for as long as it exists: device and inode
+// on Unix, volume serial number and file index on Windows.
+type fileIdentity struct{ volume, index uint64 }
+
 type unixListener struct {
 	*net.UnixListener
-	path     string
-	dev, ino uint64
-	once     sync.Once
-	err      error
+	path string
+	id   fileIdentity
+	once sync.Once
+	err  error
 }
 
 // Close closes the listener and removes the socket file if it is still
@@ -143,11 +159,7 @@ type unixListener struct {
 func (l *unixListener) Close() error {
 	l.once.Do(func() {
 		l.err = l.UnixListener.Close()
-		fi, err := os.Lstat(l.path)
-		if err != nil {
-			return
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && uint64(st.Dev) == l.dev && st.Ino == l.ino {
+		if id, err := socketIdentity(l.path); err == nil && id == l.id {
 			os.Remove(l.path)
 		}
 	})

@@ -22,6 +22,7 @@ import (
 // the requests that reach its extension.
 func unixServer(t *testing.T) (path string, forwarded *atomic.Int64) {
 	t.Helper()
+	requireUnixSockets(t)
 	path = filepath.Join(shortTempDir(t), "s.sock")
 	l, err := agentproto.ListenUnix(t.Context(), path)
 	require.NoError(t, err)

@@ -254,7 +254,7 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
-	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(w, wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
+	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
 	// The goroutines are started under s.mu, so that Close, which waits
 	// for them after setting closing under s.mu, never waits while one
 	// is being added (a sync.WaitGroup must not grow from zero during

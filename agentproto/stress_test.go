@@ -107,6 +107,7 @@ func stressEvent(i int) []byte {
 }
 
 func TestStressRealTransports(t *testing.T) {
+	requireUnixSockets(t)
 	agents, perAgent, vanishing := 50, 200, 10
 	if testing.Short() {
 		agents, perAgent, vanishing = 10, 50, 3

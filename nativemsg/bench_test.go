@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 )
 
 var benchSizes = []int{1 << 10, 64 << 10}
@@ -128,4 +129,30 @@ func BenchmarkPipe64KiB(b *testing.B) {
 			return err
 		})
 	})
+}
+
+// BenchmarkOSPipeCloseInterruptsRead measures how long a read blocked on
+// OSPipe takes to return once its Conn is closed (the goal: well under
+// 100 ms).
+func BenchmarkOSPipeCloseInterruptsRead(b *testing.B) {
+	b.ReportAllocs()
+	var total time.Duration
+	for b.Loop() {
+		host, browser, err := OSPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			host.ReadMessage(nil)
+			close(done)
+		}()
+		time.Sleep(time.Millisecond) // let the read block first
+		start := time.Now()
+		host.Close()
+		<-done
+		total += time.Since(start)
+		browser.Close()
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/close-to-return")
 }

@@ -87,9 +87,15 @@ const osPipeReadBuffer = 64 << 10
 // OSPipe is Pipe over two operating-system pipes, as a browser joins
 // itself to a host: writes return once the pipe holds them (1 MiB pipes on
 // Linux, as OpenStdio asks for), reads go through Go's poller, and each end
-// reads through a 64 KiB buffer. Closing an end closes both its pipes; the
-// other end then reads io.EOF. It serves tests and benchmarks that want
-// the costs of a real link.
+// reads through a 64 KiB buffer. The pipes stay non-blocking, as
+// OpenStdio's streams on Linux, so Close interrupts a read blocked on them
+// and writers can try a write that must not wait. Closing an end closes
+// both its pipes; the other end then reads io.EOF. It serves tests and
+// benchmarks that want the costs of a real link.
+//
+// On Windows the pipes are anonymous pipes: synchronous, outside the
+// poller, holding 4 KiB, so a write waits for the reader beyond that and
+// Close does not interrupt a blocked read.
 func OSPipe() (host, browser *Conn, err error) {
 	hostR, browserW, err := os.Pipe()
 	if err != nil {

@@ -41,12 +41,14 @@
 // SIGTERM at once).
 // ParseLaunchArgs reads the caller's identity from the command line.
 //
-// HostManifest, [ManifestLocation], [Install] and [Uninstall] write and remove the
-// manifest for Chrome, Chromium, Edge, Brave and Firefox, for the user or the
-// whole system, on Linux and macOS, or into an explicit --user-data-dir
-// (which needs no writes to the home directory, handy in tests). On Windows
-// the browser finds manifests through the registry; this package writes the
-// file and returns a *[RegistryError] naming the value to set.
+// [HostManifest], [ManifestLocation], [Install] and [Uninstall] write and
+// remove the manifest for the browsers of [Browsers] (Chrome, Chromium,
+// Edge, Brave, Firefox), for the user or the whole system, on Linux and
+// macOS, or into an explicit --user-data-dir (which needs no writes to the
+// home directory, handy in tests). On Windows the browser finds manifests
+// through the registry: [Install] also sets the browser's key under
+// HKEY_CURRENT_USER (or HKEY_LOCAL_MACHINE for [SystemScope]) to the
+// manifest's path, and [Uninstall] deletes it.
 //
 // # Concurrency
 //
@@ -61,5 +63,15 @@
 // extension in the browser: Validate accepts only exact
 // "chrome-extension://<id>/" origins, never wildcards. Install writes
 // manifests atomically (a temporary file renamed into place) and Uninstall
-// removes only the manifest file it is given.
+// removes only the manifest file it is given. On Windows a registry key
+// that points at another manifest is reported ([RegistryConflictError])
+// and never replaced or deleted unless [InstallOptions].Force.
+//
+// # Platforms
+//
+// Linux, macOS, Windows and FreeBSD are supported. Close interrupting a
+// blocked read and 1 MiB pipes are Linux's (OSPipe's non-blocking pipes
+// also macOS's); on Windows, os.Stdout and the standard output handle are
+// pointed at standard error (no dup2: a C runtime that cached handle 1
+// earlier still writes to it).
 package nativemsg

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
 )
 
 const (
@@ -82,26 +84,27 @@ func NewReader(r io.Reader, opts *ReaderOptions) *Reader {
 // Limit reports the largest frame body the Reader accepts.
 func (r *Reader) Limit() int { return r.limit }
 
-// Buffered reports how many bytes the Reader holds that it has read from
+// buffered reports how many bytes the Reader holds that it has read from
 // the underlying reader but not yet returned, when that reader is a
 // *bufio.Reader (as under a Conn with ReadBufferSize); otherwise 0. More
 // than 4 means more of the stream has already arrived: a peer answering
-// frames can hold its answers back and write them together.
-func (r *Reader) Buffered() int {
+// frames can hold its answers back and write them together. The relay
+// reaches it through internal/nmrelay.
+func (r *Reader) buffered() int {
 	if br, ok := r.r.(*bufio.Reader); ok {
 		return br.Buffered()
 	}
 	return 0
 }
 
-// NextSize reads the next frame's length header, unless it has already,
+// nextSize reads the next frame's length header, unless it has already,
 // and returns the body length it announces, so that the caller can size
 // the buffer it passes to ReadMessage, which then reads that body. Its
 // errors are those of ReadMessage's header: io.EOF at a clean end of
 // stream and a *FrameSizeError (sticky) for a header over the limit. A
 // zero-length frame gives 0 and no error; ReadMessage then returns
-// ErrEmptyFrame.
-func (r *Reader) NextSize() (int, error) {
+// ErrEmptyFrame. The relay reaches it through internal/nmrelay.
+func (r *Reader) nextSize() (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -137,7 +140,7 @@ func (r *Reader) NextSize() (int, error) {
 // memory that grows fourfold as their bytes arrive, so that a header
 // claiming up to the limit costs memory only as its sender really sends.
 func (r *Reader) ReadMessage(buf []byte) ([]byte, error) {
-	if _, err := r.NextSize(); err != nil {
+	if _, err := r.nextSize(); err != nil {
 		return nil, err
 	}
 	n := r.size
@@ -274,19 +277,15 @@ func NewWriter(w io.Writer, opts *WriterOptions) *Writer {
 // Limit reports the largest frame body the Writer sends.
 func (w *Writer) Limit() int { return w.limit }
 
-// ErrNoSyscallConn is returned by Writer.SyscallConn when the underlying
-// writer has no file descriptor.
-var ErrNoSyscallConn = errors.New("nativemsg: the writer has no raw connection")
-
-// SyscallConn returns the raw connection of the underlying writer, when it
-// has one (files, pipes and sockets do), so that a caller can, for
-// instance, try a write that must not block. A caller that writes on it
-// directly must not interleave with the Writer's own writes.
-func (w *Writer) SyscallConn() (syscall.RawConn, error) {
+// syscallConn returns the raw connection of the underlying writer, when it
+// has one (files, pipes and sockets do), so that the relay can try a write
+// that must not block. A caller that writes on it directly must not
+// interleave with the Writer's own writes.
+func (w *Writer) syscallConn() (syscall.RawConn, error) {
 	if sc, ok := w.w.(syscall.Conn); ok {
 		return sc.SyscallConn()
 	}
-	return nil, ErrNoSyscallConn
+	return nil, nmrelay.ErrNoSyscallConn
 }
 
 // WriteMessage writes msg, which must be one JSON value, as one frame. A
@@ -346,7 +345,7 @@ func (w *Writer) flush() error {
 	return err
 }
 
-// WriteFrames writes frames that are already encoded, header and body,
+// writeFrames writes frames that are already encoded, header and body,
 // such as a batch queued by several senders: the concatenation of the
 // parts must be a sequence of whole frames. Each frame's header is checked
 // against the limit (and for zero length) before anything is written; a
@@ -356,8 +355,9 @@ func (w *Writer) flush() error {
 // (network connections, as net.Buffers does, and files such as pipes), so
 // frames from other calls never interleave.
 // WriteFrames does not parse the bodies: the caller vouches that they are
-// JSON. It does not modify the parts.
-func (w *Writer) WriteFrames(parts [][]byte) error {
+// JSON. It does not modify the parts. The relay reaches it through
+// internal/nmrelay.
+func (w *Writer) writeFrames(parts [][]byte) error {
 	if err := w.checkFrames(parts); err != nil {
 		return err
 	}
@@ -408,11 +408,7 @@ func (w *Writer) checkFrames(parts [][]byte) error {
 		}
 	}
 	if have != 0 || skip != 0 {
-		return ErrPartialFrame
+		return nmrelay.ErrPartialFrame
 	}
 	return nil
 }
-
-// ErrPartialFrame is returned by WriteFrames for a batch that does not end
-// at a frame boundary.
-var ErrPartialFrame = errors.New("nativemsg: batch does not end with a whole frame")

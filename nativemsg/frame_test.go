@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,17 +181,17 @@ func TestNextSize(t *testing.T) {
 	stream = append(stream, frame(`[2]`)...)
 	r := NewReader(bytes.NewReader(stream), nil)
 
-	n, err := r.NextSize()
+	n, err := r.nextSize()
 	require.NoError(t, err)
 	assert.Equal(t, 7, n)
-	n, err = r.NextSize()
+	n, err = r.nextSize()
 	require.NoError(t, err)
 	assert.Equal(t, 7, n, "asking again does not read further")
 	body, err := r.ReadMessage(make([]byte, 0, n))
 	require.NoError(t, err)
 	assert.Equal(t, `{"a":1}`, string(body))
 
-	n, err = r.NextSize()
+	n, err = r.nextSize()
 	require.NoError(t, err)
 	assert.Zero(t, n, "an empty frame")
 	_, err = r.ReadMessage(nil)
@@ -198,11 +200,11 @@ func TestNextSize(t *testing.T) {
 	body, err = r.ReadMessage(nil) // without NextSize
 	require.NoError(t, err)
 	assert.Equal(t, `[2]`, string(body))
-	_, err = r.NextSize()
+	_, err = r.nextSize()
 	assert.Equal(t, io.EOF, err)
 
 	r = NewReader(bytes.NewReader(frame(`"too long"`)), &ReaderOptions{MaxFrameSize: 4})
-	_, err = r.NextSize()
+	_, err = r.nextSize()
 	var fse *FrameSizeError
 	require.ErrorAs(t, err, &fse)
 	_, err = r.ReadMessage(nil)
@@ -351,9 +353,14 @@ func TestPipe(t *testing.T) {
 func TestOSPipe(t *testing.T) {
 	host, browser, err := OSPipe()
 	require.NoError(t, err)
-	// Unlike Pipe's, a write returns once the pipe holds it.
 	big := `"` + strings.Repeat("b", 8<<10) + `"`
-	require.NoError(t, browser.WriteMessage([]byte(big)))
+	if runtime.GOOS == "windows" {
+		// Windows anonymous pipes hold 4 KiB: the write waits for the read.
+		go func() { _ = browser.WriteMessage([]byte(big)) }()
+	} else {
+		// Unlike Pipe's, a write returns once the pipe holds it.
+		require.NoError(t, browser.WriteMessage([]byte(big)))
+	}
 	got, err := host.ReadMessage(nil)
 	require.NoError(t, err)
 	assert.Equal(t, big, string(got))
@@ -377,4 +384,36 @@ func testPipe(t *testing.T, host, browser *Conn) {
 	require.NoError(t, browser.Close(), "Close is idempotent")
 	_, err := host.ReadMessage(nil)
 	assert.Equal(t, io.EOF, err)
+}
+
+// TestOSPipeCloseInterruptsBlockedRead checks that OSPipe's ends stay
+// non-blocking (served by Go's poller): Close must then make a read that
+// is blocked waiting for the browser return at once. With blocking
+// descriptors the read would wait for the browser forever. The wait is
+// bounded generously; BenchmarkOSPipeCloseInterruptsRead measures the time.
+func TestOSPipeCloseInterruptsBlockedRead(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows anonymous pipes are synchronous handles outside Go's poller: Close does not interrupt a blocked ReadFile (documented on OSPipe)")
+	}
+	host, browser, err := OSPipe()
+	require.NoError(t, err)
+	defer browser.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := host.ReadMessage(nil)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the read block first
+	start := time.Now()
+	require.NoError(t, host.Close())
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, os.ErrClosed)
+		t.Logf("the blocked read returned %v after Close", time.Since(start))
+	case <-time.After(10 * time.Second):
+		// Unblock the reader so that the goroutine ends.
+		browser.WriteMessage([]byte(`"bye"`))
+		<-done
+		t.Fatal("Close did not interrupt a read blocked on OSPipe")
+	}
 }

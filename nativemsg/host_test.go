@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	case "close":
 		runClosingHost()
 		return
+	case "launch":
+		runLaunchHost()
+		return
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -147,6 +150,7 @@ func TestOpenStdioGuardsStdout(t *testing.T) {
 
 func TestParseLaunchArgs(t *testing.T) {
 	const id = "abcdefghijklmnopabcdefghijklmnop"
+	ffManifest := filepath.Join(os.TempDir(), "native-messaging-hosts", "com.x.json") // absolute here
 	tests := []struct {
 		name string
 		args []string
@@ -158,10 +162,10 @@ func TestParseLaunchArgs(t *testing.T) {
 			&LaunchInfo{Family: FamilyChromium, Origin: "chrome-extension://" + id + "/", ExtensionID: id, ParentWindow: 6620}},
 		{"chromium with a future flag", []string{"chrome-extension://" + id + "/", "--something-new"},
 			&LaunchInfo{Family: FamilyChromium, Origin: "chrome-extension://" + id + "/", ExtensionID: id}},
-		{"firefox", []string{"/home/u/.mozilla/native-messaging-hosts/com.x.json", "addon@example.org"},
-			&LaunchInfo{Family: FamilyFirefox, ManifestPath: "/home/u/.mozilla/native-messaging-hosts/com.x.json", ExtensionID: "addon@example.org"}},
-		{"firefox uuid id", []string{"/m/com.x.json", "{12345678-1234-1234-1234-123456789abc}"},
-			&LaunchInfo{Family: FamilyFirefox, ManifestPath: "/m/com.x.json", ExtensionID: "{12345678-1234-1234-1234-123456789abc}"}},
+		{"firefox", []string{ffManifest, "addon@example.org"},
+			&LaunchInfo{Family: FamilyFirefox, ManifestPath: ffManifest, ExtensionID: "addon@example.org"}},
+		{"firefox uuid id", []string{ffManifest, "{12345678-1234-1234-1234-123456789abc}"},
+			&LaunchInfo{Family: FamilyFirefox, ManifestPath: ffManifest, ExtensionID: "{12345678-1234-1234-1234-123456789abc}"}},
 		{"no args", nil, nil},
 		{"a subcommand", []string{"install", "--browser", "chromium"}, nil},
 		{"id too short", []string{"chrome-extension://abc/"}, nil},
@@ -208,7 +212,7 @@ func validManifest() *HostManifest {
 	return &HostManifest{
 		Name:           "com.weboperator.bridge",
 		Description:    "WebOperator bridge",
-		Path:           "/usr/local/bin/weboperator-host",
+		Path:           testHostPath,
 		Type:           "stdio",
 		AllowedOrigins: []string{"chrome-extension://abcdefghijklmnopabcdefghijklmnop/"},
 	}
@@ -312,8 +316,13 @@ func TestManifestLocation(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, filepath.FromSlash(tc.dir), loc.Dir)
-			assert.Equal(t, filepath.Join(loc.Dir, name+".json"), loc.ManifestPath)
+			// Another Unix system's paths keep their slashes on Windows.
+			want := tc.dir
+			if tc.goos == runtime.GOOS || tc.goos == "windows" {
+				want = filepath.FromSlash(want)
+			}
+			assert.Equal(t, want, loc.Dir)
+			assert.Equal(t, joinFor(tc.goos, loc.Dir, name+".json"), loc.ManifestPath)
 			assert.Equal(t, tc.regKey, loc.RegistryKey)
 		})
 	}
@@ -327,7 +336,7 @@ func TestManifestLocation(t *testing.T) {
 }
 
 func TestInstallAndUninstall(t *testing.T) {
-	profile := t.TempDir()
+	profile := tempDir(t)
 	loc, err := ManifestLocation(Chromium, UserScope, "com.weboperator.bridge", &LocationOptions{UserDataDir: profile})
 	require.NoError(t, err)
 	// A neighbour that Uninstall must leave alone.
@@ -336,7 +345,7 @@ func TestInstallAndUninstall(t *testing.T) {
 	require.NoError(t, os.WriteFile(neighbour, []byte("{}"), 0o644))
 
 	m := validManifest()
-	require.NoError(t, Install(m, loc))
+	require.NoError(t, Install(m, loc, nil))
 	data, err := os.ReadFile(loc.ManifestPath)
 	require.NoError(t, err)
 	got, err := ParseManifest(data)
@@ -344,11 +353,13 @@ func TestInstallAndUninstall(t *testing.T) {
 	assert.Equal(t, m, got)
 	st, err := os.Stat(loc.ManifestPath)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+	if runtime.GOOS != "windows" { // Windows has ACLs, not modes
+		assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+	}
 
 	// Reinstalling replaces the file; no temporary files are left behind.
 	m.Description = "updated"
-	require.NoError(t, Install(m, loc))
+	require.NoError(t, Install(m, loc, nil))
 	entries, err := os.ReadDir(loc.Dir)
 	require.NoError(t, err)
 	var names []string
@@ -357,39 +368,42 @@ func TestInstallAndUninstall(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"com.weboperator.bridge.json", "com.other.host.json"}, names)
 
-	require.NoError(t, Uninstall(loc))
+	require.NoError(t, Uninstall(loc, nil))
 	assert.NoFileExists(t, loc.ManifestPath)
 	assert.FileExists(t, neighbour)
 	assert.DirExists(t, loc.Dir)
-	require.NoError(t, Uninstall(loc), "uninstalling twice is fine")
+	require.NoError(t, Uninstall(loc, nil), "uninstalling twice is fine")
 
 	// Invalid manifests, wrong file names and wrong families are refused.
 	bad := validManifest()
 	bad.Path = "relative"
-	assert.Error(t, Install(bad, loc))
+	assert.Error(t, Install(bad, loc, nil))
 	other := validManifest()
 	other.Name = "com.other.name"
-	assert.Error(t, Install(other, loc))
-	ffLoc, err := ManifestLocation(Firefox, UserScope, "com.weboperator.bridge", &LocationOptions{HomeDir: t.TempDir()})
+	assert.Error(t, Install(other, loc, nil))
+	ffLoc, err := ManifestLocation(Firefox, UserScope, "com.weboperator.bridge", &LocationOptions{HomeDir: tempDir(t)})
 	require.NoError(t, err)
-	assert.Error(t, Install(validManifest(), ffLoc), "firefox needs allowed_extensions")
+	assert.Error(t, Install(validManifest(), ffLoc, nil), "firefox needs allowed_extensions")
 	assert.NoFileExists(t, loc.ManifestPath)
 }
 
-func TestInstallWindowsReturnsRegistryKey(t *testing.T) {
-	dir := t.TempDir()
-	loc, err := ManifestLocation(Chrome, UserScope, "com.weboperator.bridge", &LocationOptions{GOOS: "windows", WindowsDir: dir})
+// tempDir is t.TempDir, removed file by file afterwards: os.RemoveAll on
+// Windows deletes with POSIX semantics, which Wine 8 refuses ("Invalid
+// function"), while plain deletes work there too.
+func tempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "nativemsg")
 	require.NoError(t, err)
-	err = Install(validManifest(), loc)
-	var re *RegistryError
-	require.ErrorAs(t, err, &re)
-	assert.ErrorIs(t, err, ErrRegistryRequired)
-	assert.Equal(t, `HKCU\Software\Google\Chrome\NativeMessagingHosts\com.weboperator.bridge`, re.Key)
-	assert.Contains(t, err.Error(), loc.ManifestPath)
-	assert.FileExists(t, loc.ManifestPath)
-
-	err = Uninstall(loc)
-	require.ErrorAs(t, err, &re)
-	assert.True(t, re.Remove)
-	assert.NoFileExists(t, loc.ManifestPath)
+	t.Cleanup(func() {
+		var paths []string
+		filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+			paths = append(paths, p)
+			return nil
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			os.Remove(paths[i])
+		}
+		_, err := os.Lstat(dir)
+		assert.True(t, errors.Is(err, os.ErrNotExist), "temporary directory %s removed", dir)
+	})
+	return dir
 }

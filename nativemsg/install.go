@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,12 +24,13 @@ const (
 	Firefox  Browser = "firefox"
 )
 
-// Browsers lists every Browser this package knows, in a stable order.
-var Browsers = []Browser{Chrome, Chromium, Edge, Brave, Firefox}
+// Browsers returns every Browser this package knows, in a stable order:
+// Chrome, Chromium, Edge, Brave, Firefox. Each call returns a new slice.
+func Browsers() []Browser { return []Browser{Chrome, Chromium, Edge, Brave, Firefox} }
 
 // ParseBrowser returns the Browser named s (case-insensitive).
 func ParseBrowser(s string) (Browser, error) {
-	for _, b := range Browsers {
+	for _, b := range Browsers() {
 		if strings.EqualFold(s, string(b)) {
 			return b, nil
 		}
@@ -116,10 +118,10 @@ func ManifestLocation(b Browser, scope Scope, name string, opts *LocationOptions
 		if b.Family() == FamilyFirefox {
 			return nil, errors.New("nativemsg: Firefox has no user-data-dir manifest location")
 		}
-		if !filepath.IsAbs(o.UserDataDir) {
+		if !absFor(goos, o.UserDataDir) {
 			return nil, fmt.Errorf("nativemsg: user data dir %q is not absolute", o.UserDataDir)
 		}
-		loc.Dir = filepath.Join(o.UserDataDir, "NativeMessagingHosts")
+		loc.Dir = joinFor(goos, o.UserDataDir, "NativeMessagingHosts")
 	} else if goos == "windows" {
 		hive := `HKCU`
 		dir := o.WindowsDir
@@ -131,7 +133,7 @@ func ManifestLocation(b Browser, scope Scope, name string, opts *LocationOptions
 		} else if dir == "" {
 			dir = filepath.Join(os.Getenv("LOCALAPPDATA"), name)
 		}
-		loc.Dir = dir
+		loc.Dir = filepath.Clean(dir)
 		loc.RegistryKey = hive + `\Software\` + windowsKeys[b] + `\NativeMessagingHosts\` + name
 	} else {
 		rel := layouts[layoutKey{goos == "darwin", scope, b}]
@@ -144,13 +146,35 @@ func ManifestLocation(b Browser, scope Scope, name string, opts *LocationOptions
 				}
 				home = h
 			}
-			loc.Dir = filepath.Join(home, rel)
+			loc.Dir = joinFor(goos, home, rel)
 		} else {
 			loc.Dir = rel
 		}
 	}
-	loc.ManifestPath = filepath.Join(loc.Dir, name+".json")
+	loc.ManifestPath = joinFor(goos, loc.Dir, name+".json")
 	return loc, nil
+}
+
+// joinFor joins path elements as the system goos writes paths: with this
+// system's separator when it is goos (or Windows, whose separator only
+// Windows knows), else with slashes, so that a Unix layout described on
+// Windows keeps its slashes.
+func joinFor(goos string, elem ...string) string {
+	if goos == runtime.GOOS || goos == "windows" {
+		return filepath.Join(elem...)
+	}
+	return path.Join(elem...)
+}
+
+// absFor reports whether p is absolute on the system goos.
+func absFor(goos, p string) bool {
+	if goos == runtime.GOOS {
+		return filepath.IsAbs(p)
+	}
+	if goos == "windows" {
+		return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
+	}
+	return strings.HasPrefix(p, "/")
 }
 
 type layoutKey struct {
@@ -196,13 +220,14 @@ var windowsKeys = map[Browser]string{
 }
 
 // ErrRegistryRequired is matched by the *RegistryError Install and
-// Uninstall return on Windows, where a registry value, which this package
-// does not write, makes a manifest known to the browser.
+// Uninstall return when loc names a Windows registry key (a Location made
+// with LocationOptions.GOOS "windows") but the program does not run on
+// Windows, so the key cannot be changed from here.
 var ErrRegistryRequired = errors.New("nativemsg: a Windows registry change is required")
 
 // RegistryError tells what to change in the Windows registry to finish an
-// Install or Uninstall. The manifest file itself has been written or
-// removed.
+// Install or Uninstall made off Windows. The manifest file itself has been
+// written or removed.
 type RegistryError struct {
 	Key          string
 	ManifestPath string
@@ -219,12 +244,49 @@ func (e *RegistryError) Error() string {
 
 func (e *RegistryError) Unwrap() error { return ErrRegistryRequired }
 
+// ErrRegistryConflict is matched by the *RegistryConflictError Install
+// and Uninstall return when the registry key already points at another
+// manifest.
+var ErrRegistryConflict = errors.New("nativemsg: the registry key points at another manifest")
+
+// RegistryConflictError reports a registry key (Windows) whose default
+// value is not the manifest being installed or removed: another host, or
+// another copy of this one, is registered under the name. Nothing was
+// changed; InstallOptions.Force replaces or deletes the key anyway.
+type RegistryConflictError struct {
+	Key      string
+	Existing string // the key's current default value
+	Want     string // loc.ManifestPath
+}
+
+func (e *RegistryConflictError) Error() string {
+	return fmt.Sprintf("nativemsg: registry key %s points at %q, not %q; nothing changed (force to replace it)", e.Key, e.Existing, e.Want)
+}
+
+func (e *RegistryConflictError) Unwrap() error { return ErrRegistryConflict }
+
+// InstallOptions adjusts Install and Uninstall. Nil means the defaults.
+type InstallOptions struct {
+	// Force replaces (Install) or deletes (Uninstall) a Windows registry
+	// key that points at another manifest, instead of failing with a
+	// *RegistryConflictError. Off by default: another host's key is never
+	// overwritten silently.
+	Force bool
+}
+
 // Install validates m and writes it to loc.ManifestPath atomically: to a
 // temporary file in the same directory, then renamed over the target, so a
 // browser never reads a half-written manifest. Missing directories are
-// created. On Windows (loc.RegistryKey set) it returns a *RegistryError
-// saying which registry value to set.
-func Install(m *HostManifest, loc *Location) error {
+// created. opts may be nil.
+//
+// On Windows (loc.RegistryKey set) it then sets the default value of
+// loc.RegistryKey (under HKEY_CURRENT_USER for UserScope,
+// HKEY_LOCAL_MACHINE for SystemScope) to loc.ManifestPath, which is how
+// the browser finds the manifest. A key that already holds another path
+// is reported with a *RegistryConflictError before anything is written,
+// unless opts.Force. Off Windows, a loc that names a registry key gets the
+// manifest file and a *RegistryError saying which value to set.
+func Install(m *HostManifest, loc *Location, opts *InstallOptions) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
@@ -241,6 +303,12 @@ func Install(m *HostManifest, loc *Location) error {
 			return errors.New("nativemsg: firefox needs allowed_extensions")
 		}
 	}
+	force := opts != nil && opts.Force
+	if loc.RegistryKey != "" {
+		if err := checkRegistry(loc, force); err != nil {
+			return err
+		}
+	}
 	data, err := m.MarshalIndent()
 	if err != nil {
 		return err
@@ -252,7 +320,7 @@ func Install(m *HostManifest, loc *Location) error {
 		return fmt.Errorf("nativemsg: installing host manifest: %w", err)
 	}
 	if loc.RegistryKey != "" {
-		return &RegistryError{Key: loc.RegistryKey, ManifestPath: loc.ManifestPath}
+		return setRegistry(loc)
 	}
 	return nil
 }
@@ -288,15 +356,34 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// Uninstall removes the manifest file at loc.ManifestPath and nothing
-// else. A manifest that is already absent is not an error. On Windows it
-// returns a *RegistryError naming the key to delete.
-func Uninstall(loc *Location) error {
+// Uninstall removes the manifest file at loc.ManifestPath and, on Windows,
+// the registry key loc.RegistryKey when its default value is that file
+// (any other value gives a *RegistryConflictError and nothing is removed,
+// unless opts.Force). A manifest or key that is already absent is not an
+// error. Off Windows, a loc that names a registry key gets a
+// *RegistryError naming the key to delete. opts may be nil.
+func Uninstall(loc *Location, opts *InstallOptions) error {
+	force := opts != nil && opts.Force
+	if loc.RegistryKey != "" {
+		if err := checkRegistry(loc, force); err != nil {
+			return err
+		}
+	}
 	if err := os.Remove(loc.ManifestPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nativemsg: removing host manifest: %w", err)
 	}
 	if loc.RegistryKey != "" {
-		return &RegistryError{Key: loc.RegistryKey, ManifestPath: loc.ManifestPath, Remove: true}
+		return deleteRegistry(loc)
 	}
 	return nil
+}
+
+// registryHive splits a Location's RegistryKey into its hive (HKCU or
+// HKLM) and the path below it.
+func registryHive(key string) (hive, path string, err error) {
+	hive, path, ok := strings.Cut(key, `\`)
+	if !ok || (hive != "HKCU" && hive != "HKLM") || path == "" {
+		return "", "", fmt.Errorf("nativemsg: registry key %q is not under HKCU or HKLM", key)
+	}
+	return hive, path, nil
 }

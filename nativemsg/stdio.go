@@ -18,8 +18,8 @@ var stdioOnce struct {
 // Stray bytes on standard output are the most common way native hosts
 // break: Chrome reads them as a length header. So OpenStdio first moves the
 // real standard output to a private file descriptor kept for frames, then
-// points file descriptor 1 at standard error (on Unix systems; elsewhere
-// only os.Stdout is repointed). After it returns, fmt.Println, a library
+// points file descriptor 1 at standard error (on Unix systems; on Windows
+// os.Stdout and the standard output handle are repointed). After it returns, fmt.Println, a library
 // logging to os.Stdout, or a C library's printf all end up on standard
 // error, where Chrome leaves them alone.
 //

@@ -2,7 +2,10 @@
 
 package nativemsg
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 func dup2(oldfd, newfd int) error { return syscall.Dup2(oldfd, newfd) }
 
@@ -13,4 +16,4 @@ func pollableStream(int) bool { return false }
 
 func preparePollable(int) bool { return false }
 
-func enlargePipe(interface{ Fd() uintptr }) {}
+func enlargePipe(*os.File) {}

@@ -1,6 +1,9 @@
 package nativemsg
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // dup2 uses dup3, which every Linux architecture has (arm64 lacks dup2).
 func dup2(oldfd, newfd int) error { return syscall.Dup3(oldfd, newfd, 0) }
@@ -34,7 +37,16 @@ func preparePollable(fd int) bool {
 }
 
 // enlargePipe asks for a 1 MiB buffer for the pipe f (a refusal is
-// harmless).
-func enlargePipe(f interface{ Fd() uintptr }) {
-	syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fSetPipeSize, pipeSize)
+// harmless). It reaches the descriptor through SyscallConn, not f.Fd(),
+// which would switch the pipe to blocking mode: Close would then no longer
+// interrupt a blocked read, and writers would lose the non-blocking
+// direct-write path.
+func enlargePipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, pipeSize)
+	})
 }

@@ -1,4 +1,4 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly || windows)
 
 package nativemsg
 
@@ -15,4 +15,4 @@ func guardStdout() (*os.File, error) {
 
 func openStdin() (*os.File, error) { return os.Stdin, nil }
 
-func enlargePipe(interface{ Fd() uintptr }) {}
+func enlargePipe(*os.File) {}

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,8 +30,8 @@ func TestWriteFrames(t *testing.T) {
 		{name: "one part", parts: [][]byte{batch}},
 		{name: "split everywhere", parts: [][]byte{batch[:2], batch[2:5], batch[5:11], batch[11:13], batch[13:]}},
 		{name: "empty parts between", parts: [][]byte{nil, batch[:7], {}, batch[7:]}},
-		{name: "partial header", parts: [][]byte{batch, {1, 0}}, wantErr: ErrPartialFrame},
-		{name: "partial body", parts: [][]byte{batch[:len(batch)-1]}, wantErr: ErrPartialFrame},
+		{name: "partial header", parts: [][]byte{batch, {1, 0}}, wantErr: nmrelay.ErrPartialFrame},
+		{name: "partial body", parts: [][]byte{batch[:len(batch)-1]}, wantErr: nmrelay.ErrPartialFrame},
 		{name: "empty frame", parts: [][]byte{{0, 0, 0, 0}}, wantErr: ErrEmptyFrame},
 		{name: "over the limit", parts: [][]byte{batch}, limit: 6, wantErr: &FrameSizeError{Size: 7, Limit: 6}},
 	}
@@ -39,7 +41,7 @@ func TestWriteFrames(t *testing.T) {
 			w := NewWriter(&out, &WriterOptions{MaxFrameSize: tt.limit})
 			partsBefore := make([][]byte, len(tt.parts))
 			copy(partsBefore, tt.parts)
-			err := w.WriteFrames(tt.parts)
+			err := w.writeFrames(tt.parts)
 			assert.Equal(t, partsBefore, tt.parts, "parts must not be modified")
 			if tt.wantErr != nil {
 				require.Error(t, err)
@@ -94,18 +96,18 @@ func TestReaderBuffered(t *testing.T) {
 	one := frameBytes(`{"kind":"bridge:hello"}`)
 	stream := append(append([]byte{}, one...), one...)
 	c := NewConn(bytes.NewReader(stream), nil, nil, &ConnOptions{ReadBufferSize: 4096})
-	assert.Zero(t, c.Buffered(), "nothing read yet")
+	assert.Zero(t, c.buffered(), "nothing read yet")
 	_, err := c.ReadMessage(nil)
 	require.NoError(t, err)
-	assert.Equal(t, len(one), c.Buffered(), "the second frame arrived with the first")
+	assert.Equal(t, len(one), c.buffered(), "the second frame arrived with the first")
 	_, err = c.ReadMessage(nil)
 	require.NoError(t, err)
-	assert.Zero(t, c.Buffered())
+	assert.Zero(t, c.buffered())
 
 	unbuffered := NewConn(bytes.NewReader(stream), nil, nil, nil)
 	_, err = unbuffered.ReadMessage(nil)
 	require.NoError(t, err)
-	assert.Zero(t, unbuffered.Buffered())
+	assert.Zero(t, unbuffered.buffered())
 }
 
 // TestWriteFramesToPipe writes batches of many parts to an OS pipe, in one
@@ -116,7 +118,9 @@ func TestWriteFramesToPipe(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	fw := NewWriter(w, &WriterOptions{MaxFrameSize: 1 << 30})
-	require.NotNil(t, fw.file, "files are written with writev")
+	if runtime.GOOS != "windows" {
+		require.NotNil(t, fw.file, "files are written with writev")
+	}
 
 	var want []string
 	var batches [][][]byte
@@ -146,8 +150,44 @@ func TestWriteFramesToPipe(t *testing.T) {
 		}
 	}()
 	for _, parts := range batches {
-		require.NoError(t, fw.WriteFrames(parts))
+		require.NoError(t, fw.writeFrames(parts))
 	}
 	require.NoError(t, w.Close())
 	assert.Equal(t, want, <-got)
+}
+
+// TestRelayHooks checks that the relay reaches a Writer's and a Reader's
+// plumbing through internal/nmrelay.
+func TestRelayHooks(t *testing.T) {
+	var out bytes.Buffer
+	fw := nmrelay.Writer(NewWriter(&out, nil))
+	require.NoError(t, fw.WriteFrames([][]byte{frameBytes(`"a"`), frameBytes(`"b"`)}))
+	assert.ErrorIs(t, fw.WriteFrames([][]byte{{1, 0}}), nmrelay.ErrPartialFrame)
+	_, err := fw.SyscallConn()
+	assert.ErrorIs(t, err, nmrelay.ErrNoSyscallConn)
+
+	fr := nmrelay.Reader(NewReader(&out, nil))
+	n, err := fr.NextSize()
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	assert.Zero(t, fr.Buffered())
+
+	host, browser, err := OSPipe()
+	require.NoError(t, err)
+	defer browser.Close()
+	defer host.Close()
+	_, err = nmrelay.Writer(host.Writer).SyscallConn()
+	assert.NoError(t, err, "a pipe has a raw connection")
+}
+
+// TestBrowsersIsNotShared checks that a caller cannot change the browsers
+// the package knows by editing the slice it was given.
+func TestBrowsersIsNotShared(t *testing.T) {
+	bs := Browsers()
+	require.Len(t, bs, 5)
+	bs[0] = "netscape"
+	assert.Equal(t, Chrome, Browsers()[0])
+	b, err := ParseBrowser("Chrome")
+	require.NoError(t, err)
+	assert.Equal(t, Chrome, b)
 }

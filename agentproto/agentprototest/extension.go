@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
+
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/nativemsg"
@@ -114,7 +116,7 @@ func (b *answerBatch) flush(conn *nativemsg.Conn) error {
 	if b.start < len(b.own) {
 		b.parts = append(b.parts, b.own[b.start:])
 	}
-	err := conn.WriteFrames(b.parts)
+	err := nmrelay.Writer(conn.Writer).WriteFrames(b.parts)
 	clear(b.parts)
 	b.own, b.parts, b.start = b.own[:0], b.parts[:0], 0
 	return err
@@ -353,11 +355,12 @@ func (e *Extension) readLoop() {
 // nextFrameArrived reports whether the whole next frame is already
 // buffered, so that reading it will not wait.
 func (e *Extension) nextFrameArrived() bool {
-	if e.conn.Buffered() < 4 {
+	r := nmrelay.Reader(e.conn.Reader)
+	if r.Buffered() < 4 {
 		return false
 	}
-	n, err := e.conn.NextSize()
-	return err == nil && e.conn.Buffered() >= n
+	n, err := r.NextSize()
+	return err == nil && r.Buffered() >= n
 }
 
 // handle runs the [Handler] for r and returns the answer to send, if any.

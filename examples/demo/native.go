@@ -81,7 +81,7 @@ func manifestStep(ctx context.Context, r *runner) (string, error) {
 		Type:           "stdio",
 		AllowedOrigins: []string{nativemsg.ExtensionOrigin(extension.ID)},
 	}
-	if err := nativemsg.Install(m, loc); err != nil {
+	if err := nativemsg.Install(m, loc, nil); err != nil {
 		return "", err
 	}
 	data, err := os.ReadFile(loc.ManifestPath)

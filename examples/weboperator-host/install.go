@@ -22,7 +22,8 @@ func install(args []string, env env, remove bool) int {
 	browser := fs.String("browser", "", "chromium, chrome, edge, brave or firefox")
 	extID := fs.String("extension-id", "", "the extension's id (Firefox: the add-on id)")
 	userDataDir := fs.String("user-data-dir", "", "a browser profile directory given with --user-data-dir")
-	system := fs.Bool("system", false, "install for every user (needs root)")
+	system := fs.Bool("system", false, "install for every user (needs root or administrator)")
+	force := fs.Bool("force", false, "Windows: replace or delete a registry key that points at another host's manifest")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,9 +46,9 @@ func install(args []string, env env, remove bool) int {
 		return 1
 	}
 	if remove {
-		err = nativemsg.Uninstall(loc)
+		err = nativemsg.Uninstall(loc, &nativemsg.InstallOptions{Force: *force})
 	} else {
-		err = installManifest(b, *extID, loc, env)
+		err = installManifest(b, *extID, loc, &nativemsg.InstallOptions{Force: *force}, env)
 	}
 	var reg *nativemsg.RegistryError
 	if err != nil && !errors.As(err, &reg) {
@@ -65,7 +66,7 @@ func install(args []string, env env, remove bool) int {
 	return 0
 }
 
-func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location, env env) error {
+func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location, opts *nativemsg.InstallOptions, env env) error {
 	exe, err := env.Executable()
 	if err != nil {
 		return fmt.Errorf("finding the host binary: %w", err)
@@ -87,5 +88,5 @@ func installManifest(b nativemsg.Browser, extID string, loc *nativemsg.Location,
 	} else {
 		m.AllowedOrigins = []string{nativemsg.ExtensionOrigin(extID)}
 	}
-	return nativemsg.Install(m, loc)
+	return nativemsg.Install(m, loc, opts)
 }

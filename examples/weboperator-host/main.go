@@ -80,8 +80,8 @@ const usage = `usage:
   weboperator-host                      run as the native messaging host (the browser starts it
                                         with chrome-extension://<id>/ as its argument)
   weboperator-host install --browser chromium|chrome|edge|brave|firefox --extension-id ID
-                           [--user-data-dir DIR] [--system]
-  weboperator-host uninstall --browser NAME [--user-data-dir DIR] [--system]
+                           [--user-data-dir DIR] [--system] [--force]
+  weboperator-host uninstall --browser NAME [--user-data-dir DIR] [--system] [--force]
 
 environment: WEBOPERATOR_API_TOKEN, WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1,
 WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_BRIDGE_HOST, WEBOPERATOR_BRIDGE_PORT (0 disables the

@@ -244,7 +244,7 @@ func installHost(profile, hostPath, name string) (string, error) {
 		Type:           "stdio",
 		AllowedOrigins: []string{extension.NativeOrigin},
 	}
-	if err := nativemsg.Install(m, loc); err != nil {
+	if err := nativemsg.Install(m, loc, nil); err != nil {
 		return "", err
 	}
 	return loc.ManifestPath, nil

@@ -189,7 +189,7 @@ func TestQueueMixedSendersSlowPeer(t *testing.T) {
 			}
 			rc, err := w.SyscallConn()
 			require.NoError(t, err)
-			q := NewQueue(nativemsg.NewWriter(w, &nativemsg.WriterOptions{MaxFrameSize: 1 << 30}), QueueOptions{Direct: rc})
+			q := NewQueue(NativeWriter(nativemsg.NewWriter(w, &nativemsg.WriterOptions{MaxFrameSize: 1 << 30})), QueueOptions{Direct: rc})
 			require.NotNil(t, q.direct, "the connection is non-blocking")
 			stop := runQueue(q)
 
@@ -272,7 +272,7 @@ func TestQueueCloseDuringBlockedWrite(t *testing.T) {
 	a, _ := socketPair(t)
 	rc, err := a.SyscallConn()
 	require.NoError(t, err)
-	q := NewQueue(nativemsg.NewWriter(a, &nativemsg.WriterOptions{MaxFrameSize: 1 << 30}), QueueOptions{Direct: rc})
+	q := NewQueue(NativeWriter(nativemsg.NewWriter(a, &nativemsg.WriterOptions{MaxFrameSize: 1 << 30})), QueueOptions{Direct: rc})
 	done := make(chan error, 1)
 	go func() { done <- q.Run() }()
 	big := heldBuffer(8 << 20) // far more than the socket holds

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -127,7 +128,7 @@ func (b *Buffer) Release() {
 // from the frame's header. The caller releases the buffer when done with
 // the frame.
 func ReadFrame(r *nativemsg.Reader) ([]byte, *Buffer, error) {
-	n, err := r.NextSize()
+	n, err := nmrelay.Reader(r).NextSize()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentbridge/agentbridge/internal/nmrelay"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -21,10 +22,32 @@ var ErrQueueFull = errors.New("write queue full")
 // ErrQueueClosed is returned by Push after Close or a write error.
 var ErrQueueClosed = errors.New("write queue closed")
 
-// FrameWriter writes batches of encoded frames: *nativemsg.Writer.
+// FrameWriter writes batches of encoded frames: a *nativemsg.Writer
+// through NativeWriter.
 type FrameWriter interface {
 	WriteFrames(parts [][]byte) error
 	Limit() int
+}
+
+// NativeWriter returns w as a FrameWriter, its batch writing reached
+// through internal/nmrelay (it is not nativemsg's public API).
+func NativeWriter(w *nativemsg.Writer) FrameWriter {
+	return nativeWriter{w, nmrelay.Writer(w)}
+}
+
+type nativeWriter struct {
+	*nativemsg.Writer
+	nmrelay.FrameWriter
+}
+
+// NativeRawConn returns the raw connection under w, or nil when it has
+// none (in-memory links).
+func NativeRawConn(w *nativemsg.Writer) syscall.RawConn {
+	rc, err := nmrelay.Writer(w).SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
 
 // QueueOptions configures a Queue. The zero value is the default.

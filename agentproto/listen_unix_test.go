@@ -1,0 +1,67 @@
+//go:build unix
+
+package agentproto_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := agentproto.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	defer l.Close()
+	fi, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSocket|0o600, fi.Mode()&(os.ModeType|os.ModePerm))
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	assert.Len(t, entries, 1, "no temporary directory is left behind")
+}
+
+// requireUnixSockets does nothing: every Unix system has them.
+func requireUnixSockets(*testing.T) {}
+
+// TestListenUnixRefusesForeignSocket checks that a socket owned by another
+// user is never replaced, live or stale. It needs root to chown the socket.
+func TestListenUnixRefusesForeignSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI runs as root: this test must run there")
+		}
+		t.Skip("needs root to give a socket to another user")
+	}
+	dir := shortTempDir(t)
+	path := filepath.Join(dir, "s.sock")
+	foreign, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	foreign.SetUnlinkOnClose(false)
+	defer foreign.Close()
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	before, err := os.Lstat(path)
+	require.NoError(t, err)
+
+	// Bounded, so that a listener that mistook the socket for its own
+	// (and waited for it to go) fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = agentproto.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	foreign.Close() // stale now: still another user's
+	_, err = agentproto.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	after, err := os.Lstat(path)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the foreign socket is left in place")
+}

@@ -1,0 +1,157 @@
+//go:build windows
+
+package agentproto
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
+)
+
+// defaultSocketPath is per user on Windows, which has no shared /tmp:
+// %LOCALAPPDATA%\WebOperator\agent.sock, a folder only its user (and
+// SYSTEM and administrators) can reach. Without LOCALAPPDATA it falls back
+// to DefaultSocketPath, which then fails to listen with a clear error.
+func defaultSocketPath() string {
+	if dir, err := os.UserCacheDir(); err == nil { // %LOCALAPPDATA%
+		return filepath.Join(dir, "WebOperator", "agent.sock")
+	}
+	return DefaultSocketPath
+}
+
+// ensureDefaultDir creates the default socket's folder, private to the
+// current user, when it is missing.
+func ensureDefaultDir(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Lstat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return restrictToOwner(dir, true)
+}
+
+// currentUserSID returns the SID of the user the process runs as.
+func currentUserSID() (*windows.SID, error) {
+	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, fmt.Errorf("reading the process token: %w", err)
+	}
+	return tu.User.Sid, nil
+}
+
+// openNoFollow opens path itself (an AF_UNIX socket is a reparse point,
+// which must not be followed) with the given access.
+func openNoFollow(path string, access uint32) (windows.Handle, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return 0, err
+	}
+	return windows.CreateFile(p, access,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
+		windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+}
+
+// restrictToOwner makes the current user the owner of path (a directory
+// or the socket file) and gives it a protected DACL granting that user
+// alone full access, so that no inherited entry lets another user in.
+// Access denied here is an error, never a silently weaker socket.
+func restrictToOwner(path string, dir bool) error {
+	sid, err := currentUserSID()
+	if err != nil {
+		return err
+	}
+	inherit := uint32(windows.NO_INHERITANCE)
+	if dir {
+		inherit = windows.SUB_CONTAINERS_AND_OBJECTS_INHERIT
+	}
+	acl, err := windows.ACLFromEntries([]windows.EXPLICIT_ACCESS{{
+		AccessPermissions: windows.GENERIC_ALL,
+		AccessMode:        windows.SET_ACCESS,
+		Inheritance:       inherit,
+		Trustee: windows.TRUSTEE{
+			TrusteeForm:  windows.TRUSTEE_IS_SID,
+			TrusteeType:  windows.TRUSTEE_IS_USER,
+			TrusteeValue: windows.TrusteeValueFromSID(sid),
+		},
+	}}, nil)
+	if err != nil {
+		return fmt.Errorf("building the access list: %w", err)
+	}
+	h, err := openNoFollow(path, windows.READ_CONTROL|windows.WRITE_DAC|windows.WRITE_OWNER)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer windows.CloseHandle(h)
+	err = windows.SetSecurityInfo(h, windows.SE_FILE_OBJECT,
+		windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION,
+		sid, nil, acl, nil)
+	if err != nil {
+		return fmt.Errorf("setting the access list of %s: %w", path, err)
+	}
+	return nil
+}
+
+// fileOwner returns the owner SID of path itself.
+func fileOwner(path string) (*windows.SID, error) {
+	h, err := openNoFollow(path, windows.READ_CONTROL)
+	if err != nil {
+		return nil, err
+	}
+	defer windows.CloseHandle(h)
+	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION)
+	if err != nil {
+		return nil, err
+	}
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return nil, err
+	}
+	if owner == nil {
+		return nil, errors.New("the file has no owner")
+	}
+	return owner, nil
+}
+
+// ownedByCurrentUser reports an error unless the owner SID of path is the
+// current user's.
+func ownedByCurrentUser(path string, _ fs.FileInfo) error {
+	me, err := currentUserSID()
+	if err != nil {
+		return err
+	}
+	owner, err := fileOwner(path)
+	if err != nil {
+		return fmt.Errorf("reading the owner: %w", err)
+	}
+	if !owner.Equals(me) {
+		return fmt.Errorf("owned by %s", owner)
+	}
+	return nil
+}
+
+// socketIdentity returns the volume serial number and file index of path
+// itself.
+func socketIdentity(path string) (fileIdentity, error) {
+	h, err := openNoFollow(path, 0)
+	if err != nil {
+		return fileIdentity{}, err
+	}
+	defer windows.CloseHandle(h)
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		return fileIdentity{}, err
+	}
+	return fileIdentity{
+		volume: uint64(info.VolumeSerialNumber),
+		index:  uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow),
+	}, nil
+}
+
+// connRefused reports whether a dial found nobody listening.
+func connRefused(err error) bool { return errors.Is(err, windows.WSAECONNREFUSED) }
