@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -149,9 +150,13 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 			"input is too large or deep to validate against this schema (size %d, %d deep; the validation budget is %d steps)",
 			size, depth, MaxValidationSteps)}}
 	}
-	err = s.schema.Validate(tree)
+	err = validateWithin(s, tree, s.cost.at(depth)*int64(size))
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, errValidationTimeout) {
+		return []Problem{{Path: "$", Message: fmt.Sprintf(
+			"validation took longer than its budget of %v", ValidationTimeout)}}
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -237,3 +242,72 @@ func numberInRange(n string) bool {
 	e, err := strconv.Atoi("0" + exp)
 	return err == nil && e <= MaxNumberExponent
 }
+
+// ValidationTimeout is the second guard on validation work, after the
+// static bound ([MaxValidationSteps]): a validation estimated at more than
+// a few thousand steps runs on a goroutine of its own, and when it has not
+// finished within ValidationTimeout the input is refused with invalid_input
+// at once. The schema library cannot be interrupted, so the abandoned
+// validation still runs to its end in the background (its work is bounded
+// by the static budget); at most [MaxHeavyValidations] such validations
+// run at once, and a validation that waited ValidationTimeout for a turn
+// is refused too.
+const ValidationTimeout = time.Second
+
+// MaxHeavyValidations bounds the validations running at once on goroutines
+// of their own (see [ValidationTimeout]), abandoned ones included.
+const MaxHeavyValidations = 4
+
+// inlineValidationSteps is the estimated work under which a validation runs
+// on the caller's goroutine: tens of microseconds at most, where a timer
+// and a goroutine would cost more than they guard.
+const inlineValidationSteps = 2_000
+
+var (
+	errValidationTimeout = errors.New("webagents: validation budget exceeded")
+	// validationTimeout is ValidationTimeout; tests shorten it.
+	validationTimeout = ValidationTimeout
+	heavyValidations  = make(chan struct{}, MaxHeavyValidations)
+)
+
+// validateWithin validates tree against s, on the caller's goroutine when
+// steps (the static estimate of the work) is small, else on a goroutine of
+// its own under validationTimeout.
+func validateWithin(s *compiledSchema, tree any, steps int64) error {
+	if steps <= inlineValidationSteps {
+		return validateRecovered(s, tree)
+	}
+	timer := time.NewTimer(validationTimeout)
+	defer timer.Stop()
+	select {
+	case heavyValidations <- struct{}{}:
+	case <-timer.C:
+		return errValidationTimeout
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer func() { <-heavyValidations }()
+		done <- validateRecovered(s, tree)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return errValidationTimeout
+	}
+}
+
+// validateRecovered runs the schema library, third-party code fed hostile
+// input, so that a panic in it refuses the input instead of ending the
+// process (on a goroutine of validateWithin's, nothing else would recover
+// it).
+func validateRecovered(s *compiledSchema, tree any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errValidationPanic
+		}
+	}()
+	return s.schema.Validate(tree)
+}
+
+var errValidationPanic = errors.New("webagents: the schema validator failed on this input")

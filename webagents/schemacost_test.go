@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,6 +193,38 @@ func BenchmarkSchemaChain(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestValidationTimeout: a validation the static budget lets through but
+// that outlives ValidationTimeout (shortened here) is refused at once, and
+// its abandoned goroutine gives its turn back when it ends.
+func TestValidationTimeout(t *testing.T) {
+	costly := strings.TrimSuffix(anyOfChain(8), `,"$ref":"#/$defs/a8"}`) + `,"items":{"$ref":"#/$defs/a8"}}`
+	cs, err := compileUserSchema([]byte(costly), DefaultMaxSchemaCost)
+	require.NoError(t, err)
+	n := int(MaxValidationSteps/cs.cost.at(1)) - 2
+	input := json.RawMessage("[" + strings.Repeat("null,", n-1) + "null]")
+	require.Empty(t, validateInput(cs, input), "within the real budget it validates")
+
+	validationTimeout = time.Microsecond
+	defer func() { validationTimeout = ValidationTimeout }()
+	problems := validateInput(cs, input)
+	require.Len(t, problems, 1)
+	assert.Equal(t, "$", problems[0].Path)
+	assert.Contains(t, problems[0].Message, "validation took longer than its budget")
+
+	// Small validations (here: the schema's cost at one value) stay on the
+	// caller's goroutine, untimed.
+	small := json.RawMessage(`null`)
+	assert.Empty(t, validateInput(cs, small))
+
+	// Wait for the abandoned validation to give its turn back (goleak).
+	for i := 0; i < MaxHeavyValidations; i++ {
+		heavyValidations <- struct{}{}
+	}
+	for i := 0; i < MaxHeavyValidations; i++ {
+		<-heavyValidations
 	}
 }
 
