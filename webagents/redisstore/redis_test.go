@@ -26,15 +26,20 @@ func TestMain(m *testing.M) {
 // with its data (an append-only file, fsync'd on every write) in a temp
 // dir, so that a restart keeps the records.
 type redisServer struct {
-	t    testing.TB
-	bin  string
-	dir  string
-	port int
-	cmd  *exec.Cmd
+	t     testing.TB
+	bin   string
+	dir   string
+	port  int
+	fsync string // appendfsync: "always" (the tests), or "everysec" (Redis's default)
+	cmd   *exec.Cmd
 }
 
-// startRedis starts a redis-server, or skips (fails in CI) without one.
-func startRedis(t testing.TB) *redisServer {
+// startRedis starts a redis-server that fsyncs every write, or skips
+// (fails in CI) without one.
+func startRedis(t testing.TB) *redisServer { return startRedisFsync(t, "always") }
+
+// startRedisFsync starts a redis-server with the given appendfsync policy.
+func startRedisFsync(t testing.TB, fsync string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -47,7 +52,7 @@ func startRedis(t testing.TB) *redisServer {
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
-	s := &redisServer{t: t, bin: bin, dir: t.TempDir(), port: port}
+	s := &redisServer{t: t, bin: bin, dir: t.TempDir(), port: port, fsync: fsync}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -58,7 +63,7 @@ func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port)
 func (s *redisServer) start() {
 	s.t.Helper()
 	s.cmd = exec.Command(s.bin, "--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes")
+		"--save", "", "--appendonly", "yes", "--appendfsync", s.fsync, "--protected-mode", "yes")
 	require.NoError(s.t, s.cmd.Start())
 	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
 	defer rdb.Close()
