@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"sync"
 
@@ -724,6 +725,11 @@ func (e *Extension) Close() error {
 	var err error
 	e.closeOnce.Do(func() {
 		err = e.ws.CloseNow()
+		if errors.Is(err, net.ErrClosed) {
+			// The hub, or our reader after a failed read, closed it first:
+			// closing is done, which is what Close promises.
+			err = nil
+		}
 		e.cancel()
 		e.wg.Wait()
 		if e.closeServer != nil {
