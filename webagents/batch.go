@@ -20,6 +20,27 @@ type Batch struct {
 	// Pacing is the client echoing the manifest's pacing. A server ignores
 	// anything looser than its own configuration.
 	Pacing *Pacing `json:"pacing,omitempty"`
+
+	// refTrees are the inputs with references that DecodeBatch decoded
+	// (to check them), kept so that NewPlan does not decode them again;
+	// NewPlan uses one only while the operation's Input is still the
+	// bytes it was decoded from.
+	refTrees []decodedInput
+}
+
+// decodedInput is an input's raw bytes and its decoded tree.
+type decodedInput struct {
+	raw  json.RawMessage
+	tree any
+}
+
+// refTree returns the tree DecodeBatch decoded for operation i's input, or
+// nil when there is none or the input changed since.
+func (b *Batch) refTree(i int) any {
+	if i >= len(b.refTrees) || b.refTrees[i].tree == nil || !bytes.Equal(b.refTrees[i].raw, b.Operations[i].Input) {
+		return nil
+	}
+	return b.refTrees[i].tree
 }
 
 // Operation is one operation of a batch.
@@ -99,8 +120,15 @@ func DecodeBatch(body []byte) (*Batch, error) {
 		b.Pacing = p
 	}
 	for i := range ops {
-		if err := ops[i].decode(&b.Operations[i], b.Operations[:i]); err != nil {
+		tree, err := ops[i].decode(&b.Operations[i], b.Operations[:i])
+		if err != nil {
 			return nil, err
+		}
+		if tree != nil {
+			if b.refTrees == nil {
+				b.refTrees = make([]decodedInput, len(ops))
+			}
+			b.refTrees[i] = decodedInput{raw: b.Operations[i].Input, tree: tree}
 		}
 	}
 	return b, nil
@@ -175,41 +203,43 @@ func jsonInteger(raw json.RawMessage) (float64, bool) {
 	return min(max(f, -1e15), 1e15), true
 }
 
-func (w *wireOperation) decode(op *Operation, earlier []Operation) error {
+func (w *wireOperation) decode(op *Operation, earlier []Operation) (tree any, err error) {
 	if w.ID == nil || !validOpID(*w.ID) {
-		return errorf(CodeInvalidRequest, "Each operation needs an id matching ^[A-Za-z][A-Za-z0-9_-]*$ (at most 64 characters).")
+		return nil, errorf(CodeInvalidRequest, "Each operation needs an id matching ^[A-Za-z][A-Za-z0-9_-]*$ (at most 64 characters).")
 	}
 	op.ID = *w.ID
 	for i := range earlier {
 		if earlier[i].ID == op.ID {
-			return opErrorf(CodeInvalidRequest, op.ID, "Operation ids must be unique.")
+			return nil, opErrorf(CodeInvalidRequest, op.ID, "Operation ids must be unique.")
 		}
 	}
 	switch {
 	case w.Action != nil && w.Name != nil && *w.Action != *w.Name:
-		return opErrorf(CodeInvalidRequest, op.ID, `"action" and "name" disagree.`)
+		return nil, opErrorf(CodeInvalidRequest, op.ID, `"action" and "name" disagree.`)
 	case w.Action != nil:
 		op.Action = *w.Action
 	case w.Name != nil:
 		op.Action = *w.Name
 	default:
-		return opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
+		return nil, opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
 	}
 	input := bytes.TrimSpace(w.Input)
 	switch {
 	case len(input) == 0:
 		op.Input = json.RawMessage("{}")
 	case input[0] != '{':
-		return opErrorf(CodeInvalidRequest, op.ID, "The input must be a JSON object.")
+		return nil, opErrorf(CodeInvalidRequest, op.ID, "The input must be a JSON object.")
 	default:
 		if len(input) > MaxInputChars && utf8.RuneCount(input) > MaxInputChars {
-			return opErrorf(CodePayloadTooLarge, op.ID, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
+			return nil, opErrorf(CodePayloadTooLarge, op.ID, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
 		}
 		op.Input = json.RawMessage(input)
 		if mayHaveRefs(input) {
-			if msg := checkRefValues(input); msg != "" {
-				return opErrorf(CodeInvalidRequest, op.ID, msg)
+			t, msg := checkRefValues(input)
+			if msg != "" {
+				return nil, opErrorf(CodeInvalidRequest, op.ID, msg)
 			}
+			tree = t
 		}
 	}
 	if w.DependsOn != nil {
@@ -217,13 +247,13 @@ func (w *wireOperation) decode(op *Operation, earlier []Operation) error {
 		for i, d := range deps {
 			for _, e := range deps[:i] {
 				if d == e {
-					return opErrorf(CodeInvalidRequest, op.ID, "dependsOn repeats an id.")
+					return nil, opErrorf(CodeInvalidRequest, op.ID, "dependsOn repeats an id.")
 				}
 			}
 		}
 		op.DependsOn = deps
 	}
-	return nil
+	return tree, nil
 }
 
 func opErrorf(code Code, op, msg string) *Error {
@@ -239,11 +269,12 @@ func mayHaveRefs(input []byte) bool {
 }
 
 // checkRefValues refuses an input holding a reference whose value is not a
-// string: it returns the agent-facing message, or "" when the input is fine.
-func checkRefValues(input []byte) string {
+// string: it returns the agent-facing message, or "" and the decoded input
+// when the input is fine.
+func checkRefValues(input []byte) (any, string) {
 	tree, err := decodeTree(input)
 	if err != nil {
-		return "The input is not valid JSON."
+		return nil, "The input is not valid JSON."
 	}
 	bad := ""
 	walkRefs(tree, func(ref any) {
@@ -251,7 +282,10 @@ func checkRefValues(input []byte) string {
 			bad = `A "$ref" must be a string.`
 		}
 	})
-	return bad
+	if bad != "" {
+		return nil, bad
+	}
+	return tree, ""
 }
 
 // walkRefs calls fn with the value of every reference object in v.

@@ -364,7 +364,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			}
 			return nil
 		}
-		resolved, bad, err := resolveInput(input, lookup)
+		resolved, bad, err := resolveInput(input, op.tree, lookup)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))

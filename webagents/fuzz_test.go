@@ -117,7 +117,7 @@ func FuzzReference(f *testing.F) {
 		}
 		_, _ = r.Resolve(v)
 		input, _ := json.Marshal(map[string]any{"v": map[string]any{"$ref": ref}})
-		_, _, _ = resolveInput(input, func(string) any { return v })
+		_, _, _ = resolveInput(input, nil, func(string) any { return v })
 	})
 }
 

@@ -29,6 +29,10 @@ type PlannedOperation struct {
 	HasReferences bool
 
 	deps uint64 // direct dependencies, explicit and inferred, as list indexes
+	// tree is Input decoded, for an operation with references: the
+	// executor resolves them from it instead of decoding Input again. It
+	// is only read, so a Plan may run more than once, concurrently.
+	tree any
 }
 
 // NewPlan checks a decoded batch against a manifest and plans it.
@@ -131,9 +135,12 @@ func (b *Batch) index(id string) int {
 
 func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 	po := &p.Operations[i]
-	tree, err := decodeTree(po.Input)
-	if err != nil {
-		return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+	tree := b.refTree(i)
+	if tree == nil {
+		var err error
+		if tree, err = decodeTree(po.Input); err != nil {
+			return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+		}
 	}
 	refs, ok := collectRefs(tree)
 	if len(refs) == 0 && ok {
@@ -146,6 +153,7 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 		return opErrorf(CodeUnresolvedReference, po.ID, `A "$ref" must be "opId" or "opId.path" with non-empty segments.`)
 	}
 	po.HasReferences = true
+	po.tree = tree
 	for _, r := range refs {
 		j := b.index(r.Operation)
 		switch {

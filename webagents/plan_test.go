@@ -152,3 +152,32 @@ func TestPlanPacing(t *testing.T) {
 	p := mustPlan(t, serial, `{"version":"0.1","operations":[{"id":"a","action":"r"}],"pacing":{"maxConcurrency":4}}`)
 	assert.Equal(t, 1, p.Pacing.MaxConcurrency)
 }
+
+// TestPlanDecodesReferencesOnce: NewPlan reuses the tree DecodeBatch
+// decoded for an input with references, but never a stale one: an Input
+// changed after DecodeBatch is planned from its new bytes.
+func TestPlanDecodesReferencesOnce(t *testing.T) {
+	m := rwManifest(t, "")
+	const body = `{"version":"0.1","operations":[
+		{"id":"a","action":"r"},
+		{"id":"b","action":"r2","input":{"p":{"$ref":"a.x"}}}]}`
+
+	b, err := DecodeBatch([]byte(body))
+	require.NoError(t, err)
+	require.NotNil(t, b.refTree(1), "DecodeBatch keeps the tree it checked")
+	assert.Nil(t, b.refTree(0), "an input without references is not decoded")
+	p, err := NewPlan(m, "", b)
+	require.NoError(t, err)
+	assert.True(t, p.Operations[1].HasReferences)
+	assert.Equal(t, "a<- b<-a", edges(p))
+	assert.NotNil(t, p.Operations[1].tree, "the executor resolves from the planned tree")
+
+	b, err = DecodeBatch([]byte(body))
+	require.NoError(t, err)
+	b.Operations[1].Input = []byte(`{"p":"literal"}`)
+	assert.Nil(t, b.refTree(1), "a changed input is not served from the old tree")
+	p, err = NewPlan(m, "", b)
+	require.NoError(t, err)
+	assert.False(t, p.Operations[1].HasReferences, "planned from the new bytes")
+	assert.Equal(t, "a<- b<-", edges(p))
+}

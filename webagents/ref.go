@@ -162,10 +162,14 @@ const maxResolvedBytes = 4 * MaxInputChars
 // resolveInput substitutes the references of a raw input and re-encodes it.
 // It returns errResolvedTooLarge as soon as the references have added more
 // than maxResolvedBytes.
-func resolveInput(input json.RawMessage, lookup func(id string) any) (json.RawMessage, *Reference, error) {
-	tree, err := decodeTree(input)
-	if err != nil {
-		return nil, nil, err
+//
+// tree is input already decoded (nil: decode it); it is only read.
+func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, *Reference, error) {
+	if tree == nil {
+		var err error
+		if tree, err = decodeTree(input); err != nil {
+			return nil, nil, err
+		}
 	}
 	budget := maxResolvedBytes
 	resolved, bad := substituteRefs(tree, lookup, &budget)
