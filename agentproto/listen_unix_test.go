@@ -33,15 +33,23 @@ func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
 // requireUnixSockets does nothing: every Unix system has them.
 func requireUnixSockets(*testing.T) {}
 
+// requireRoot skips a test that needs root (why says what for), and fails
+// it when CI is set: CI runs as root, so there it must run.
+func requireRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("this test needs root " + why + "; CI runs as root, so it must run there")
+	}
+	t.Skip("needs root " + why)
+}
+
 // TestListenUnixRefusesForeignSocket checks that a socket owned by another
 // user is never replaced, live or stale. It needs root to chown the socket.
 func TestListenUnixRefusesForeignSocket(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs as root: this test must run there")
-		}
-		t.Skip("needs root to give a socket to another user")
-	}
+	requireRoot(t, "to give a socket to another user")
 	dir := shortTempDir(t)
 	path := filepath.Join(dir, "s.sock")
 	foreign, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})

@@ -23,12 +23,7 @@ const nobody = 65534
 // anything, so the token never reaches a socket someone else planted
 // (issue 9). The opt-out connects and sends.
 func TestDialRefusesServerOfAnotherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("this test runs a server as another user: it needs root in CI")
-		}
-		t.Skip("this test runs a server as another user: run it as root")
-	}
+	requireRoot(t, "to run a server as another user")
 	// A copy of this test binary that the other user can run, and a
 	// folder it can create its socket in.
 	dir := shortTempDir(t)

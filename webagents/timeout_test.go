@@ -19,21 +19,27 @@ func tarpit(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/markdown")
-		w.WriteHeader(http.StatusOK)
-		for {
-			if _, err := w.Write([]byte("x")); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
+		trickle(w, r, 'x', 100*time.Millisecond)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// trickle answers 200 and then writes b every interval until the client
+// goes away.
+func trickle(w http.ResponseWriter, r *http.Request, b byte, interval time.Duration) {
+	w.WriteHeader(http.StatusOK)
+	for {
+		if _, err := w.Write([]byte{b}); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(interval):
+		}
+	}
 }
 
 func TestClientTimeoutsAgainstATarpit(t *testing.T) {
@@ -62,18 +68,7 @@ func TestClientTimeoutsAgainstATarpit(t *testing.T) {
 func TestClientTimeoutOfTheBatch(t *testing.T) {
 	srv := endpointSite(t, doc(okWorkflow, `{"a":{}}`), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(200)
-		for {
-			if _, err := w.Write([]byte(" ")); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+		trickle(w, r, ' ', 50*time.Millisecond)
 	})
 	c := &Client{RunTimeout: 300 * time.Millisecond}
 	_, err := c.Run(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a", Input: json.RawMessage(`{}`)}}, nil)
