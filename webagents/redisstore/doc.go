@@ -14,16 +14,16 @@
 //	})
 //
 // Any [redis.UniversalClient] works: a single Redis, Sentinel (a failover
-// client) or Cluster. Each record and each session's pacing state is one
+// client) or Cluster, Redis 7.0 or later. Each record and each session's pacing state is one
 // key whose hash tag ({…}) is its hash, so one key's state lives on one
 // shard; no operation spans two keys.
 //
 // # Semantics
 //
 // [Store] implements [webagents.IdempotencyStore] as the memory store
-// does: an atomic reservation (a Lua script: create unless present), a
-// completion and a release that only the reserving request's token can
-// perform, the stored status and body kept for the window, and the body's
+// does: an atomic reservation (one SET NX GET: create unless present, and
+// return what is there), a completion and a release that only the
+// reserving request's token can perform (short Lua scripts), the stored status and body kept for the window, and the body's
 // fingerprint returned so the adapter answers 422 to a reused key. Keys
 // are the adapter's hashes, so session tokens never reach Redis. A stored
 // body is at most [webagents.TransportLimitBytes].

@@ -30,7 +30,7 @@ type redisServer struct {
 	bin   string
 	dir   string
 	port  int
-	fsync string // appendfsync: "always" (the tests), or "everysec" (Redis's default)
+	fsync string // appendfsync: "always" (the tests), "everysec" (the AOF's default), or "off" (no AOF: redis-server's default)
 	cmd   *exec.Cmd
 }
 
@@ -38,7 +38,8 @@ type redisServer struct {
 // (fails in CI) without one.
 func startRedis(t testing.TB) *redisServer { return startRedisFsync(t, "always") }
 
-// startRedisFsync starts a redis-server with the given appendfsync policy.
+// startRedisFsync starts a redis-server with the given appendfsync policy,
+// or without an append-only file for "off".
 func startRedisFsync(t testing.TB, fsync string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -62,8 +63,13 @@ func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port)
 
 func (s *redisServer) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "yes", "--appendfsync", s.fsync, "--protected-mode", "yes")
+	args := []string{"--port", fmt.Sprint(s.port), "--bind", "127.0.0.1", "--dir", s.dir, "--save", "", "--protected-mode", "yes"}
+	if s.fsync == "off" {
+		args = append(args, "--appendonly", "no") // nothing on disk
+	} else {
+		args = append(args, "--appendonly", "yes", "--appendfsync", s.fsync)
+	}
+	s.cmd = exec.Command(s.bin, args...)
 	require.NoError(s.t, s.cmd.Start())
 	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
 	defer rdb.Close()

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -77,34 +79,48 @@ func NewStore(rdb redis.UniversalClient, opts *Options) *Store {
 }
 
 // key is the record's key: the adapter's key is already an opaque hash;
-// it is also the hash tag.
-func (s *Store) key(k string) string { return s.prefix + ":idem:{" + k + "}" }
+// it is also the hash tag. The "idem2" namespace holds string records
+// (see [reservedValue]); "idem" held the hashes of earlier versions.
+func (s *Store) key(k string) string { return s.prefix + ":idem2:{" + k + "}" }
 
-// reserveScript creates the record unless one exists, and returns the
-// existing one's fields (fp, done, dl, st, body) or nil.
-var reserveScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('HMGET', KEYS[1], 'fp', 'done', 'dl', 'st', 'body')
-end
-redis.call('HSET', KEYS[1], 'tok', ARGV[1], 'fp', ARGV[2], 'done', '0', 'dl', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return false
-`)
+// A record is one string, so that a reservation is one plain command
+// (SET NX GET, no script) and a completion or release one short script:
+//
+//	reserved:  "0|" fingerprint (hex) "|" deadline (Unix ms) "|" token
+//	completed: "1|" fingerprint (hex) "|" deadline (Unix ms) "|" status "|" body
+//
+// Complete and Release act only when the key still holds exactly the
+// reservation they were given, which carries its unique token.
+func reservedValue(r webagents.IdempotencyReservation) string {
+	return "0|" + hex.EncodeToString(r.Fingerprint[:]) + "|" + strconv.FormatInt(r.Deadline.UnixMilli(), 10) + "|" + r.Token
+}
 
-// completeScript stores the response if ARGV[1] still holds the running
-// reservation.
+func completedValue(r webagents.IdempotencyReservation, rec webagents.IdempotencyRecord) []byte {
+	v := make([]byte, 0, 2+64+1+20+1+3+1+len(rec.Body))
+	v = append(v, "1|"...)
+	v = hex.AppendEncode(v, r.Fingerprint[:])
+	v = append(v, '|')
+	v = strconv.AppendInt(v, r.Deadline.UnixMilli(), 10)
+	v = append(v, '|')
+	v = strconv.AppendInt(v, int64(rec.Status), 10)
+	v = append(v, '|')
+	return append(v, rec.Body...)
+}
+
+// completeScript stores the response ARGV[2] if the key still holds the
+// reservation ARGV[1]. pcall: a key of another type is not ours, not an
+// error to retry.
 var completeScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'tok') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'done') ~= '0' then
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'done', '1', 'st', ARGV[2], 'body', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `)
 
-// releaseScript drops the running reservation ARGV[1] holds.
+// releaseScript drops the reservation ARGV[1] if the key still holds it.
 var releaseScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'tok') == ARGV[1] and redis.call('HGET', KEYS[1], 'done') == '0' then
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
 end
@@ -113,27 +129,35 @@ return 0
 
 func ttlMillis(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) }
 
-// Reserve implements [webagents.IdempotencyStore]. While Redis fails it
-// refuses with 503 idempotency_unavailable: a keyed batch never runs
-// without its reservation.
+// Reserve implements [webagents.IdempotencyStore] with one SET NX GET
+// (Redis 7.0 or later). While Redis fails it refuses with 503
+// idempotency_unavailable: a keyed batch never runs without its
+// reservation.
 func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation) (*webagents.IdempotencyRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	res, err := reserveScript.Run(ctx, s.rdb, []string{s.key(r.Key)},
-		r.Token, hex.EncodeToString(r.Fingerprint[:]), strconv.FormatInt(r.Deadline.UnixMilli(), 10), ttlMillis(r.TTL)).Slice()
+	old, err := s.rdb.SetArgs(ctx, s.key(r.Key), reservedValue(r),
+		redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)}).Result()
 	if errors.Is(err, redis.Nil) {
 		s.outage.ok()
 		return nil, nil
 	}
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		// A key of another type this package did not write: Redis works.
+		s.outage.ok()
+		return nil, s.unavailable()
+	}
 	if err != nil {
+		if strings.Contains(err.Error(), "syntax error") {
+			err = fmt.Errorf("%w (the store needs Redis 7.0 or later, for SET NX GET)", err)
+		}
 		s.outage.fail(err)
 		return nil, s.unavailable()
 	}
 	s.outage.ok()
-	rec, err := decodeRecord(res)
+	rec, err := decodeRecord(old)
 	if err != nil {
-		// A record this package did not write (or a concurrent Complete
-		// mid-way, which scripts exclude): refuse, never run.
+		// A record this package did not write: refuse, never run.
 		return nil, s.unavailable()
 	}
 	return rec, nil
@@ -144,26 +168,33 @@ func (s *Store) unavailable() *webagents.Error {
 		Message: "Requests with an Idempotency-Key cannot be accepted right now; try again later.", RetryAfter: s.retryAfter}
 }
 
-func decodeRecord(fields []any) (*webagents.IdempotencyRecord, error) {
-	if len(fields) != 5 {
-		return nil, errors.New("redisstore: malformed record")
-	}
-	str := func(i int) string { v, _ := fields[i].(string); return v }
+var errMalformed = errors.New("redisstore: malformed record")
+
+func decodeRecord(v string) (*webagents.IdempotencyRecord, error) {
 	var rec webagents.IdempotencyRecord
-	fp, err := hex.DecodeString(str(0))
-	if err != nil || len(fp) != len(rec.Fingerprint) {
-		return nil, errors.New("redisstore: malformed record")
+	state, v, ok1 := strings.Cut(v, "|")
+	fp, v, ok2 := strings.Cut(v, "|")
+	dl, v, ok3 := strings.Cut(v, "|")
+	if !ok1 || !ok2 || !ok3 || (state != "0" && state != "1") || hex.DecodedLen(len(fp)) != len(rec.Fingerprint) {
+		return nil, errMalformed
 	}
-	copy(rec.Fingerprint[:], fp)
-	rec.Completed = str(1) == "1"
-	if ms, err := strconv.ParseInt(str(2), 10, 64); err == nil {
-		rec.Deadline = time.UnixMilli(ms)
+	if _, err := hex.Decode(rec.Fingerprint[:], []byte(fp)); err != nil {
+		return nil, errMalformed
 	}
-	if rec.Completed {
-		if rec.Status, err = strconv.Atoi(str(3)); err != nil {
-			return nil, errors.New("redisstore: malformed record")
+	ms, err := strconv.ParseInt(dl, 10, 64)
+	if err != nil {
+		return nil, errMalformed
+	}
+	rec.Deadline = time.UnixMilli(ms)
+	if state == "1" {
+		st, body, ok := strings.Cut(v, "|")
+		if !ok {
+			return nil, errMalformed
 		}
-		rec.Body = []byte(str(4))
+		if rec.Status, err = strconv.Atoi(st); err != nil {
+			return nil, errMalformed
+		}
+		rec.Completed, rec.Body = true, []byte(body)
 	}
 	return &rec, nil
 }
@@ -178,14 +209,14 @@ func (s *Store) Complete(ctx context.Context, r webagents.IdempotencyReservation
 	}
 	return s.retrying(ctx, func(ctx context.Context) error {
 		return completeScript.Run(ctx, s.rdb, []string{s.key(r.Key)},
-			r.Token, strconv.Itoa(rec.Status), rec.Body, ttlMillis(r.TTL)).Err()
+			reservedValue(r), completedValue(r, rec), ttlMillis(r.TTL)).Err()
 	})
 }
 
 // Release implements [webagents.IdempotencyStore].
 func (s *Store) Release(ctx context.Context, r webagents.IdempotencyReservation) error {
 	return s.retrying(ctx, func(ctx context.Context) error {
-		return releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, r.Token).Err()
+		return releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, reservedValue(r)).Err()
 	})
 }
 
