@@ -116,3 +116,45 @@ func BenchmarkInMemoryNoopTool(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStdioNoopTool is the go-sdk server's own floor over stdio, with
+// nothing of ours: the SDK's IOTransport over pipes, one tool registered
+// with Server.AddTool whose handler returns an empty text at once, and a
+// minimal line client (one write, one read per call) in place of an MCP
+// client. Whatever this costs per call, the bridge tools' overhead cannot
+// be below it.
+func BenchmarkStdioNoopTool(b *testing.B) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "noop", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, nil
+		})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- server.Run(b.Context(), &mcp.IOTransport{Reader: inR, Writer: outW}) }()
+	defer func() {
+		inW.Close()
+		<-done
+		outR.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	roundTrip := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := lines.ReadSlice('\n')
+		if err != nil || !bytes.Contains(resp, []byte(`"result"`)) || bytes.Contains(resp, []byte(`"isError":true`)) {
+			b.Fatal(err, string(resp))
+		}
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		roundTrip(call)
+	}
+}
