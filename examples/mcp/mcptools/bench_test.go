@@ -57,10 +57,19 @@ func BenchmarkStdioToolCall(b *testing.B) {
 	})
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	AddBridgeTools(server, caller)
+	benchLineClient(b, server, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+		return &StdioTransport{In: in, Out: out}
+	}, agentproto.ToolSnapshot)
+}
+
+// benchLineClient runs server over pipes with the transport made by
+// transport, initializes it as a minimal line client would (one write, one
+// read per call, no MCP client library), and measures calls of tool.
+func benchLineClient(b *testing.B, server *mcp.Server, transport func(io.ReadCloser, io.WriteCloser) mcp.Transport, tool string) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- server.Run(b.Context(), &StdioTransport{In: inR, Out: outW}) }()
+	go func() { done <- server.Run(b.Context(), transport(inR, outW)) }()
 	defer func() {
 		inW.Close()
 		<-done
@@ -80,7 +89,7 @@ func BenchmarkStdioToolCall(b *testing.B) {
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		b.Fatal(err)
 	}
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + agentproto.ToolSnapshot + `","arguments":{}}}`
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
 	b.ReportAllocs()
 	for b.Loop() {
 		roundTrip(call)
@@ -129,32 +138,7 @@ func BenchmarkStdioNoopTool(b *testing.B) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, nil
 		})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- server.Run(b.Context(), &mcp.IOTransport{Reader: inR, Writer: outW}) }()
-	defer func() {
-		inW.Close()
-		<-done
-		outR.Close()
-	}()
-	lines := bufio.NewReader(outR)
-	roundTrip := func(line string) {
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := lines.ReadSlice('\n')
-		if err != nil || !bytes.Contains(resp, []byte(`"result"`)) || bytes.Contains(resp, []byte(`"isError":true`)) {
-			b.Fatal(err, string(resp))
-		}
-	}
-	roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}`
-	b.ReportAllocs()
-	for b.Loop() {
-		roundTrip(call)
-	}
+	benchLineClient(b, server, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+		return &mcp.IOTransport{Reader: in, Writer: out}
+	}, "noop")
 }
