@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -248,4 +249,99 @@ func (p *treeParser) digits() int {
 		p.pos++
 	}
 	return p.pos - start
+}
+
+// appendTree appends v encoded as marshalCompact encodes it (keys sorted,
+// no HTML escaping) for the values decodeTree makes, and reports false
+// for anything else (another type, a json.Number encoding/json would
+// refuse), which the caller then encodes with marshalCompact.
+func appendTree(dst []byte, v any) ([]byte, bool) {
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		if t {
+			return append(dst, "true"...), true
+		}
+		return append(dst, "false"...), true
+	case json.Number:
+		if t == "" {
+			return append(dst, '0'), true // as encoding/json writes it
+		}
+		p := treeParser{data: []byte(t)}
+		if _, ok := p.number(); !ok || p.pos != len(p.data) {
+			return dst, false
+		}
+		return append(dst, t...), true
+	case string:
+		return appendTreeString(dst, t)
+	case []any:
+		if t == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendTree(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		if t == nil {
+			return append(dst, "null"...), true
+		}
+		var small [8]string
+		keys := small[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendTreeString(dst, k); !ok {
+				return dst, false
+			}
+			dst = append(dst, ':')
+			if dst, ok = appendTree(dst, t[k]); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return dst, false
+}
+
+// appendTreeString appends s as a JSON string. Strings of printable ASCII
+// other than '"' and '\\' are written as they are, as encoding/json writes
+// them; others are encoded by encoding/json.
+func appendTreeString(dst []byte, s string) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			enc, err := marshalCompact(s)
+			if err != nil {
+				return dst, false
+			}
+			return append(dst, enc...), true
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), true
+}
+
+// encodeTree is marshalCompact for the values decodeTree makes, without
+// reflection for the common ones.
+func encodeTree(v any) ([]byte, error) {
+	if out, ok := appendTree(nil, v); ok {
+		return out, nil
+	}
+	return marshalCompact(v)
 }

@@ -1,6 +1,8 @@
 package webagents
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -22,6 +24,32 @@ func sameTree(t *testing.T, data []byte) {
 	got, err := decodeTree(data)
 	if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeTree(%q) = %#v, %v; encoding/json %#v, %v", data, got, err, want, wantErr)
+	}
+	if err == nil {
+		sameEncoding(t, got)
+	}
+}
+
+// sameEncoding fails t unless encodeTree encodes v as marshalCompact does.
+func sameEncoding(t *testing.T, v any) {
+	t.Helper()
+	want, wantErr := marshalCompact(v)
+	got, err := encodeTree(v)
+	if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("encodeTree(%#v) = %q, %v; marshalCompact %q, %v", v, got, err, want, wantErr)
+	}
+}
+
+func TestEncodeTreeMatchesMarshalCompact(t *testing.T) {
+	for _, v := range []any{
+		nil, true, false, json.Number("1.5e3"), json.Number(""), json.Number("01"), json.Number("1x"),
+		"", "plain <&> ascii\x7f\x7f", "quote\" back\\slash", "\x00\x1f\n\t", "é\u2028\u2029\ufffd", "\xff",
+		[]any(nil), []any{}, map[string]any(nil), map[string]any{},
+		map[string]any{"b": 1.5, "a": []any{int64(2), "x"}},
+		map[string]any{"z": nil, "a": json.Number("1"), "é": "x", "A": map[string]any{"k": []any{true}}, "b": "", "c": "", "d": "", "e": "", "f": "", "g": ""},
+		[]any{map[string]any{"$ref": "x"}, json.Number("-0"), float64(3)},
+	} {
+		sameEncoding(t, v)
 	}
 }
 
