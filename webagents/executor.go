@@ -347,7 +347,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 	input := op.Input
 	if op.HasReferences {
 		// Each result is decoded once however many references name it.
-		var decoded [64]any // a plan has at most 64 operations (deps is a uint64)
+		decoded := make([]any, len(p.Operations))
 		var tried uint64
 		lookup := func(id string) any {
 			for j := range p.Operations {
