@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
 
@@ -57,11 +56,21 @@ type Operation struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
-var opIDPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-
+// validOpID reports whether id matches ^[A-Za-z][A-Za-z0-9_-]*$ and has
+// at most MaxOperationIDChars characters.
 func validOpID(id string) bool {
-	return id != "" && len(id) <= MaxOperationIDChars && opIDPattern.MatchString(id)
+	if id == "" || len(id) > MaxOperationIDChars || !isASCIILetter(id[0]) {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !isASCIILetter(c) && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
 }
+
+func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
 // wireBatch and wireOperation mirror the JSON so that missing members,
 // nulls and wrong types are told apart.
@@ -94,33 +103,54 @@ type wirePacing struct {
 //
 // Errors are *[Error] values with status 400 and the most specific code.
 func DecodeBatch(body []byte) (*Batch, error) {
-	var w wireBatch
-	if err := strictjson.Unmarshal(body, &w); err != nil {
+	// The strict scan refuses what strictjson.Unmarshal into a wireBatch
+	// would; the walk then decodes as encoding/json would, without
+	// reflection.
+	if err := strictjson.CheckInto(body, batchShape); err != nil {
 		return nil, decodeError(err)
 	}
-	if w.Version == nil {
+	var w batchWalk
+	w.walk(body)
+	if w.typeErr != nil {
+		if *w.typeErr == "" {
+			return nil, errorf(CodeInvalidRequest, "The body is not valid JSON.")
+		}
+		return nil, errorf(CodeInvalidRequest, "The batch member "+safeField(*w.typeErr)+" has the wrong type.")
+	}
+	if !w.hasVersion {
 		return nil, errorf(CodeInvalidRequest, `The batch needs "version": "0.1".`)
 	}
-	if *w.Version != Version {
+	if w.version != Version {
 		return nil, errorf(CodeUnsupportedVersion, `Only version "0.1" is supported.`)
 	}
-	if w.Operations == nil || len(*w.Operations) == 0 {
+	if !w.hasOps || w.nOps == 0 {
 		return nil, errorf(CodeInvalidRequest, "The batch needs at least one operation.")
 	}
-	ops := *w.Operations
-	if len(ops) > MaxOperationsLimit {
+	if w.nOps > MaxOperationsLimit {
 		return nil, errorf(CodeTooManyOperations, fmt.Sprintf("A batch holds at most %d operations.", MaxOperationsLimit))
 	}
+	ops := w.ops[:w.nOps]
 	b := &Batch{Version: Version, Operations: make([]Operation, len(ops))}
-	if w.Pacing != nil {
-		p, err := w.Pacing.pacing()
+	if w.hasPacing {
+		p, err := (&wirePacing{MinIntervalMs: w.minInterval, MaxConcurrency: w.maxConcurrency}).pacing()
 		if err != nil {
 			return nil, err
 		}
 		b.Pacing = p
 	}
+	// The inputs are copied (the batch must not alias body) into one
+	// allocation, as the dependsOn lists share one.
+	var inputs []byte
+	if w.inputBytes > 0 {
+		inputs = make([]byte, 0, w.inputBytes)
+	}
 	for i := range ops {
-		tree, err := ops[i].decode(&b.Operations[i], b.Operations[:i])
+		if ops[i].input != nil {
+			at := len(inputs)
+			inputs = append(inputs, ops[i].input...)
+			ops[i].input = inputs[at:len(inputs):len(inputs)]
+		}
+		tree, err := ops[i].decode(&b.Operations[i], b.Operations[:i], w.deps)
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +162,158 @@ func DecodeBatch(body []byte) (*Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+// batchShape is the type the strict scan of a batch checks keys against.
+var batchShape = new(wireBatch)
+
+// batchWalk is a batch body decoded as encoding/json decodes it into a
+// wireBatch: members present or absent (null is absent), and the first
+// member of the wrong type. Its slices alias the body.
+type batchWalk struct {
+	typeErr *string // Field of the first type error, as encoding/json names it
+
+	version    string
+	hasVersion bool
+	hasOps     bool
+	nOps       int // operations in the body; ops holds the first MaxOperationsLimit
+	ops        [MaxOperationsLimit]opWalk
+	inputBytes int      // total length of the inputs of ops
+	deps       []string // the dependsOn entries of all operations
+
+	hasPacing                   bool
+	minInterval, maxConcurrency []byte
+}
+
+// opWalk is one operation of a batchWalk.
+type opWalk struct {
+	id, action, name          string
+	hasID, hasAction, hasName bool
+	input                     []byte // the raw value; nil when absent
+	hasDeps                   bool
+	depsFrom, depsTo          int // dependsOn is batchWalk.deps[depsFrom:depsTo]
+}
+
+func (w *batchWalk) wrongType(field string) {
+	if w.typeErr == nil {
+		w.typeErr = &field
+	}
+}
+
+// walk decodes a body that strictjson.CheckInto accepted for a wireBatch:
+// valid JSON, keys of the wire types spelled exactly, no duplicate keys.
+func (w *batchWalk) walk(body []byte) {
+	c := cursor{data: body}
+	c.space()
+	switch c.data[c.pos] {
+	case 'n':
+		return
+	case '{':
+	default:
+		w.wrongType("")
+		return
+	}
+	c.object(func(key []byte) {
+		switch string(key) {
+		case "version":
+			w.version, w.hasVersion = c.stringMember(w, "version")
+		case "operations":
+			switch c.data[c.pos] {
+			case 'n':
+				c.skip()
+			case '[':
+				w.hasOps = true
+				c.array(func() {
+					var scratch opWalk
+					op := &scratch
+					if w.nOps < len(w.ops) {
+						op = &w.ops[w.nOps]
+					}
+					w.nOps++
+					w.walkOperation(&c, op)
+				})
+			default:
+				w.wrongType("operations")
+				c.skip()
+			}
+		case "pacing":
+			switch c.data[c.pos] {
+			case 'n':
+				c.skip()
+			case '{':
+				w.hasPacing = true
+				c.object(func(key []byte) {
+					start := c.pos
+					c.skip()
+					switch string(key) {
+					case "minIntervalMs":
+						w.minInterval = c.data[start:c.pos]
+					case "maxConcurrency":
+						w.maxConcurrency = c.data[start:c.pos]
+					}
+				})
+			default:
+				w.wrongType("pacing")
+				c.skip()
+			}
+		default:
+			c.skip()
+		}
+	})
+}
+
+func (w *batchWalk) walkOperation(c *cursor, op *opWalk) {
+	switch c.data[c.pos] {
+	case 'n':
+		c.skip()
+		return
+	case '{':
+	default:
+		w.wrongType("operations")
+		c.skip()
+		return
+	}
+	c.object(func(key []byte) {
+		switch string(key) {
+		case "id":
+			op.id, op.hasID = c.stringMember(w, "operations.id")
+		case "action":
+			op.action, op.hasAction = c.stringMember(w, "operations.action")
+		case "name":
+			op.name, op.hasName = c.stringMember(w, "operations.name")
+		case "input":
+			start := c.pos
+			c.skip()
+			op.input = c.data[start:c.pos]
+			w.inputBytes += c.pos - start
+		case "dependsOn":
+			switch c.data[c.pos] {
+			case 'n':
+				c.skip()
+			case '[':
+				op.hasDeps = true
+				op.depsFrom = len(w.deps)
+				c.array(func() {
+					switch c.data[c.pos] {
+					case '"':
+						w.deps = append(w.deps, c.str())
+					case 'n':
+						c.skip()
+						w.deps = append(w.deps, "")
+					default:
+						w.wrongType("operations.dependsOn")
+						c.skip()
+					}
+				})
+				op.depsTo = len(w.deps)
+			default:
+				w.wrongType("operations.dependsOn")
+				c.skip()
+			}
+		default:
+			c.skip()
+		}
+	})
 }
 
 func decodeError(err error) *Error {
@@ -203,27 +385,27 @@ func jsonInteger(raw json.RawMessage) (float64, bool) {
 	return min(max(f, -1e15), 1e15), true
 }
 
-func (w *wireOperation) decode(op *Operation, earlier []Operation) (tree any, err error) {
-	if w.ID == nil || !validOpID(*w.ID) {
+func (w *opWalk) decode(op *Operation, earlier []Operation, deps []string) (tree any, err error) {
+	if !w.hasID || !validOpID(w.id) {
 		return nil, errorf(CodeInvalidRequest, "Each operation needs an id matching ^[A-Za-z][A-Za-z0-9_-]*$ (at most 64 characters).")
 	}
-	op.ID = *w.ID
+	op.ID = w.id
 	for i := range earlier {
 		if earlier[i].ID == op.ID {
 			return nil, opErrorf(CodeInvalidRequest, op.ID, "Operation ids must be unique.")
 		}
 	}
 	switch {
-	case w.Action != nil && w.Name != nil && *w.Action != *w.Name:
+	case w.hasAction && w.hasName && w.action != w.name:
 		return nil, opErrorf(CodeInvalidRequest, op.ID, `"action" and "name" disagree.`)
-	case w.Action != nil:
-		op.Action = *w.Action
-	case w.Name != nil:
-		op.Action = *w.Name
+	case w.hasAction:
+		op.Action = w.action
+	case w.hasName:
+		op.Action = w.name
 	default:
 		return nil, opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
 	}
-	input := bytes.TrimSpace(w.Input)
+	input := w.input
 	switch {
 	case len(input) == 0:
 		op.Input = json.RawMessage("{}")
@@ -242,16 +424,19 @@ func (w *wireOperation) decode(op *Operation, earlier []Operation) (tree any, er
 			tree = t
 		}
 	}
-	if w.DependsOn != nil {
-		deps := *w.DependsOn
-		for i, d := range deps {
-			for _, e := range deps[:i] {
+	if w.hasDeps {
+		list := deps[w.depsFrom:w.depsTo:w.depsTo]
+		if list == nil {
+			list = []string{} // present but empty is not absent
+		}
+		for i, d := range list {
+			for _, e := range list[:i] {
 				if d == e {
 					return nil, opErrorf(CodeInvalidRequest, op.ID, "dependsOn repeats an id.")
 				}
 			}
 		}
-		op.DependsOn = deps
+		op.DependsOn = list
 	}
 	return tree, nil
 }

@@ -347,19 +347,16 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 	input := op.Input
 	if op.HasReferences {
 		// Each result is decoded once however many references name it.
-		decoded := map[int]any{}
+		decoded := make([]any, len(p.Operations))
+		var tried uint64
 		lookup := func(id string) any {
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
-					if v, ok := decoded[j]; ok {
-						return v
+					if tried&(1<<j) == 0 {
+						tried |= 1 << j
+						decoded[j], _ = decodeTree(results[j])
 					}
-					v, err := decodeTree(results[j])
-					if err != nil {
-						return nil
-					}
-					decoded[j] = v
-					return v
+					return decoded[j]
 				}
 			}
 			return nil

@@ -236,8 +236,17 @@ func jsonProblem(err error) string {
 }
 
 // decodeTree decodes one JSON value keeping numbers exact, as JSON Schema
-// validation needs.
+// validation needs. A complete document takes fastTree's path, which
+// decodes it alike; anything else is left to encoding/json.
 func decodeTree(data []byte) (any, error) {
+	if v, ok := fastTree(data); ok {
+		return v, nil
+	}
+	return decodeTreeSlow(data)
+}
+
+// decodeTreeSlow is decodeTree by encoding/json alone.
+func decodeTreeSlow(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -114,7 +114,7 @@ func substituteRefs(tree any, lookup func(id string) any, budget *int) (any, *Re
 			// over the limit: thousands of references to one large result
 			// would otherwise build gigabytes before the size check.
 			if *budget >= 0 {
-				enc, err := marshalCompact(v)
+				enc, err := encodeTree(v)
 				if err != nil {
 					return nil, &r
 				}
@@ -179,6 +179,6 @@ func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (
 	if budget < 0 {
 		return nil, nil, errResolvedTooLarge
 	}
-	out, err := marshalCompact(resolved)
+	out, err := encodeTree(resolved)
 	return out, nil, err
 }

@@ -123,16 +123,25 @@ func putScanner(s *scanner) {
 // decoded into matches that field's JSON name exactly. Keys that match no
 // field are left to encoding/json (which ignores them).
 func Unmarshal(data []byte, v any) error {
+	if err := CheckInto(data, v); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// CheckInto runs the checks of Unmarshal(data, v) without decoding: it
+// returns the error Unmarshal would return before decoding (nil when
+// Unmarshal would go on to json.Unmarshal), for callers that decode the
+// checked document themselves. v is a non-nil pointer to the target type
+// and is not written.
+func CheckInto(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
 	}
 	s := getScanner(data)
 	defer putScanner(s)
-	if err := s.document(rv.Type().Elem()); err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
+	return s.document(rv.Type().Elem())
 }
 
 // Fields calls fn for each member of the JSON object in data, in document

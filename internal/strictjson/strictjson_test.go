@@ -140,6 +140,19 @@ func TestUnmarshalExactFieldNames(t *testing.T) {
 	assert.Error(t, Unmarshal([]byte(`{}`), a))
 }
 
+func TestCheckIntoChecksWithoutDecoding(t *testing.T) {
+	var a auth
+	require.NoError(t, CheckInto([]byte(`{"token":"t","id":7,"inner":{"name":"n"}}`), &a))
+	assert.Equal(t, auth{}, a, "CheckInto does not decode")
+	assert.ErrorIs(t, CheckInto([]byte(`{"inner":{"NAME":"n"}}`), &a), ErrCaseVariantKey)
+	assert.ErrorIs(t, CheckInto([]byte(`{"x":1,"x":2}`), &a), ErrDuplicateKey)
+	var se *SyntaxError
+	assert.ErrorAs(t, CheckInto([]byte(`{"token":`), &a), &se)
+	// Type mismatches are json.Unmarshal's to find, not CheckInto's.
+	assert.NoError(t, CheckInto([]byte(`{"token":1}`), &a))
+	assert.Error(t, CheckInto([]byte(`{}`), a))
+}
+
 func TestFields(t *testing.T) {
 	type member struct{ key, value string }
 	var got []member

@@ -1,0 +1,347 @@
+package webagents
+
+import (
+	"encoding/json"
+	"slices"
+	"unicode/utf8"
+)
+
+// maxFastTreeDepth is the nesting up to which fastTree decodes; deeper
+// documents take encoding/json's path.
+const maxFastTreeDepth = 200
+
+// fastTree decodes data as encoding/json decodes one complete JSON
+// document into an any with UseNumber (map[string]any, []any, string,
+// json.Number, bool, nil), without reflection. It returns ok false, and
+// the caller decodes with encoding/json, for anything it is not sure of:
+// malformed or trailing text, or nesting deeper than maxFastTreeDepth.
+// When ok is true the value is what encoding/json would produce.
+func fastTree(data []byte) (v any, ok bool) {
+	p := treeParser{data: data}
+	p.space()
+	v, ok = p.value(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	return v, p.pos == len(p.data)
+}
+
+type treeParser struct {
+	data []byte
+	pos  int
+}
+
+func (p *treeParser) space() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *treeParser) value(depth int) (any, bool) {
+	if p.pos >= len(p.data) {
+		return nil, false
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		s, ok := p.str()
+		return s, ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, false
+}
+
+func (p *treeParser) literal(lit string) bool {
+	if len(p.data)-p.pos < len(lit) || string(p.data[p.pos:p.pos+len(lit)]) != lit {
+		return false
+	}
+	p.pos += len(lit)
+	return true
+}
+
+func (p *treeParser) object(depth int) (any, bool) {
+	if depth > maxFastTreeDepth {
+		return nil, false
+	}
+	p.pos++ // '{'
+	m := make(map[string]any)
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		return m, true
+	}
+	for {
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return nil, false
+		}
+		k, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return nil, false
+		}
+		p.pos++
+		p.space()
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[k] = v // the last of duplicate keys wins, as in encoding/json
+		p.space()
+		if p.pos >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.space()
+		case '}':
+			p.pos++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *treeParser) array(depth int) (any, bool) {
+	if depth > maxFastTreeDepth {
+		return nil, false
+	}
+	p.pos++ // '['
+	a := make([]any, 0)
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		return a, true
+	}
+	for {
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		p.space()
+		if p.pos >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.space()
+		case ']':
+			p.pos++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str decodes the string at p.pos. Strings with escapes or bytes outside
+// ASCII that are not plain valid UTF-8 are decoded by encoding/json, so
+// that escapes, surrogates and invalid bytes come out as it makes them.
+func (p *treeParser) str() (string, bool) {
+	start := p.pos
+	p.pos++ // '"'
+	plain := true
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			raw := p.data[start+1 : p.pos-1]
+			if plain || utf8.Valid(raw) {
+				return string(raw), true
+			}
+			return p.slowString(start)
+		case c == '\\':
+			// Find the end; encoding/json decodes the escapes.
+			p.pos++
+			for p.pos < len(p.data) {
+				switch p.data[p.pos] {
+				case '\\':
+					p.pos += 2
+					continue
+				case '"':
+					p.pos++
+					return p.slowString(start)
+				}
+				p.pos++
+			}
+			return "", false
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+		p.pos++
+	}
+	return "", false
+}
+
+func (p *treeParser) slowString(start int) (string, bool) {
+	if p.pos > len(p.data) {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(p.data[start:p.pos], &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// number scans a number with JSON's grammar.
+func (p *treeParser) number() (any, bool) {
+	start := p.pos
+	if p.data[p.pos] == '-' {
+		p.pos++
+	}
+	switch {
+	case p.pos >= len(p.data):
+		return nil, false
+	case p.data[p.pos] == '0':
+		p.pos++
+	case p.data[p.pos] >= '1' && p.data[p.pos] <= '9':
+		p.digits()
+	default:
+		return nil, false
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '.' {
+		p.pos++
+		if p.digits() == 0 {
+			return nil, false
+		}
+	}
+	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
+			p.pos++
+		}
+		if p.digits() == 0 {
+			return nil, false
+		}
+	}
+	return json.Number(p.data[start:p.pos]), true
+}
+
+func (p *treeParser) digits() int {
+	start := p.pos
+	for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
+		p.pos++
+	}
+	return p.pos - start
+}
+
+// appendTree appends v encoded as marshalCompact encodes it (keys sorted,
+// no HTML escaping) for the values decodeTree makes, and reports false
+// for anything else (another type, a json.Number encoding/json would
+// refuse), which the caller then encodes with marshalCompact.
+func appendTree(dst []byte, v any) ([]byte, bool) {
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		if t {
+			return append(dst, "true"...), true
+		}
+		return append(dst, "false"...), true
+	case json.Number:
+		if t == "" {
+			return append(dst, '0'), true // as encoding/json writes it
+		}
+		p := treeParser{data: []byte(t)}
+		if _, ok := p.number(); !ok || p.pos != len(p.data) {
+			return dst, false
+		}
+		return append(dst, t...), true
+	case string:
+		return appendTreeString(dst, t)
+	case []any:
+		if t == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendTree(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case map[string]any:
+		if t == nil {
+			return append(dst, "null"...), true
+		}
+		var small [8]string
+		keys := small[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = appendTreeString(dst, k); !ok {
+				return dst, false
+			}
+			dst = append(dst, ':')
+			if dst, ok = appendTree(dst, t[k]); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return dst, false
+}
+
+// appendTreeString appends s as a JSON string. Strings of printable ASCII
+// other than '"' and '\\' are written as they are, as encoding/json writes
+// them; others are encoded by encoding/json.
+func appendTreeString(dst []byte, s string) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			enc, err := marshalCompact(s)
+			if err != nil {
+				return dst, false
+			}
+			return append(dst, enc...), true
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"'), true
+}
+
+// encodeTree is marshalCompact for the values decodeTree makes, without
+// reflection for the common ones.
+func encodeTree(v any) ([]byte, error) {
+	if out, ok := appendTree(nil, v); ok {
+		return out, nil
+	}
+	return marshalCompact(v)
+}

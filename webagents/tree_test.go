@@ -1,0 +1,91 @@
+package webagents
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sameTree fails t unless fastTree, when it decodes data, agrees with
+// encoding/json (decodeTreeSlow), and decodeTree agrees with it always.
+func sameTree(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantErr := decodeTreeSlow(data)
+	if got, ok := fastTree(data); ok {
+		if wantErr != nil {
+			t.Fatalf("fastTree decoded %q, which encoding/json refuses: %v", data, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("fastTree(%q) = %#v, encoding/json %#v", data, got, want)
+		}
+	}
+	got, err := decodeTree(data)
+	if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decodeTree(%q) = %#v, %v; encoding/json %#v, %v", data, got, err, want, wantErr)
+	}
+	if err == nil {
+		sameEncoding(t, got)
+	}
+}
+
+// sameEncoding fails t unless encodeTree encodes v as marshalCompact does.
+func sameEncoding(t *testing.T, v any) {
+	t.Helper()
+	want, wantErr := marshalCompact(v)
+	got, err := encodeTree(v)
+	if (err == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("encodeTree(%#v) = %q, %v; marshalCompact %q, %v", v, got, err, want, wantErr)
+	}
+}
+
+func TestEncodeTreeMatchesMarshalCompact(t *testing.T) {
+	for _, v := range []any{
+		nil, true, false, json.Number("1.5e3"), json.Number(""), json.Number("01"), json.Number("1x"),
+		"", "plain <&> ascii\x7f\x7f", "quote\" back\\slash", "\x00\x1f\n\t", "é\u2028\u2029\ufffd", "\xff",
+		[]any(nil), []any{}, map[string]any(nil), map[string]any{},
+		map[string]any{"b": 1.5, "a": []any{int64(2), "x"}},
+		map[string]any{"z": nil, "a": json.Number("1"), "é": "x", "A": map[string]any{"k": []any{true}}, "b": "", "c": "", "d": "", "e": "", "f": "", "g": ""},
+		[]any{map[string]any{"$ref": "x"}, json.Number("-0"), float64(3)},
+	} {
+		sameEncoding(t, v)
+	}
+}
+
+var treeCorpus = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-3`, `-12E+2`, `"x"`, ` {"a" : [1, "b", null, true, {"c":{}}] } `,
+	`{"a":1,"a":2}`, `{"a":1,"A":2}`, `{"\u0041":1,"A":2}`,
+	`"\u00e9\ud83d\ude00\ud800x\\\/\b\f\n\r\t\""`, "\"\xff\xfe\"", "\"caf\xc3\xa9\"", "\"\xed\xa0\x80\"",
+	`{"$ref":"find.productId"}`, `{"items":[{"productId":"kbd-75","quantity":1}]}`,
+	`01`, `1.`, `.5`, `-`, `1e`, `+1`, `1 2`, `{} x`, `{}}`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `[`, `{`, `"abc`, `"a\`,
+	`"\x"`, `"\u12"`, "\"\x01\"", `tru`, `nul`, `truex`, `[true false]`, `nan`, `1e400`, `-9999999999999999999999`,
+	"\t\n\r {}", "{}\n", ``, ` `,
+	strings.Repeat("[", 300) + strings.Repeat("]", 300),
+	strings.Repeat(`{"a":`, 199) + `1` + strings.Repeat("}", 199),
+	strings.Repeat(`{"a":`, 201) + `1` + strings.Repeat("}", 201),
+}
+
+func TestFastTreeMatchesEncodingJSON(t *testing.T) {
+	for _, doc := range treeCorpus {
+		sameTree(t, []byte(doc))
+	}
+	for _, body := range batchCorpus {
+		sameTree(t, []byte(body))
+	}
+	// The common documents do take the fast path.
+	for _, doc := range []string{specBatch, `{"q":"x","n":[1,2.5,-3e2],"b":true,"z":null,"s":"é"}`} {
+		if _, ok := fastTree([]byte(doc)); !ok {
+			t.Errorf("fastTree refused %q", doc)
+		}
+	}
+}
+
+func FuzzFastTreeMatchesEncodingJSON(f *testing.F) {
+	for _, doc := range treeCorpus {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameTree(t, data)
+	})
+}
