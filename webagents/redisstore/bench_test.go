@@ -51,10 +51,10 @@ func BenchmarkFleetKeyedBatch(b *testing.B) {
 }
 
 // BenchmarkFleetKeyedLatency measures the latency the store adds to a
-// batch: keyed three-operation batches sent to the three instances at a
-// fixed 2,000 batches/s, whatever the answers (open loop: the machine
-// below saturation, about 40 % of what the Redis setups sustain), each
-// b.N batches. It reports the median and the 99th percentile, and for
+// batch: b.N keyed three-operation batches sent to the three instances at
+// a fixed 2,000 batches/s, whatever the answers (open loop: the machine
+// below saturation, at a quarter to a third of what the Redis setups
+// sustain). It reports the median and the 99th percentile, and for
 // Redis the median minus the memory run's ("p50-added-µs"). Goal: ≤ 300 µs
 // added at the median. Run it with a fixed count (-benchtime 6000x): at a
 // fixed rate, time per op is 500 µs by construction.
