@@ -394,17 +394,52 @@ type pathStep struct {
 	index int
 }
 
+// maxPathBytes bounds a KeyError's Path. Its keys are the sender's: each
+// is cut to 64 bytes as Key is, and the path to maxPathBytes bytes (then
+// "…"), so that an error string cannot carry a large payload.
+const maxPathBytes = 256
+
 func (s *scanner) path() string {
 	var b strings.Builder
 	for _, p := range s.stack {
+		if b.Len() > maxPathBytes {
+			break
+		}
 		b.WriteByte('/')
 		if p.key != nil {
-			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(string(p.key), "~", "~0"), "/", "~1"))
+			writePathKey(&b, shortKey(p.key))
 		} else {
 			b.WriteString(strconv.Itoa(p.index))
 		}
 	}
-	return b.String()
+	path := b.String()
+	if len(path) > maxPathBytes {
+		cut := maxPathBytes
+		for cut > 0 && !utf8.RuneStart(path[cut]) {
+			cut--
+		}
+		path = path[:cut] + "…"
+	}
+	return path
+}
+
+// writePathKey writes key as a JSON Pointer segment ("~" as "~0", "/" as
+// "~1"), with characters that are not graphic (controls, format characters
+// such as bidirectional overrides, U+2028, U+2029) written as U+FFFD, as
+// the path reaches logs and terminals.
+func writePathKey(b *strings.Builder, key string) {
+	for _, r := range key {
+		switch {
+		case r == '~':
+			b.WriteString("~0")
+		case r == '/':
+			b.WriteString("~1")
+		case !unicode.IsGraphic(r):
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+	}
 }
 
 // smallObject is the number of keys up to which duplicates are found by

@@ -94,6 +94,35 @@ func TestErrorsCarryNoPayload(t *testing.T) {
 	assert.Less(t, len(err.Error()), 200)
 }
 
+// TestKeyErrorPathIsBounded: the path to a refused key is made of the
+// keys above it, which the sender chooses: it is bounded and carries no
+// control characters, as the key itself, so an error string (logged, or
+// sent back as agentproto's ToolArgumentsError path) cannot carry a large
+// payload or rewrite a terminal.
+func TestKeyErrorPathIsBounded(t *testing.T) {
+	long := strings.Repeat("k", 1<<20)
+	deep := strings.Repeat(`{"`+strings.Repeat("d", 60)+`":`, MaxDepth-1)
+	for name, doc := range map[string]string{
+		"long key above":     `{"` + long + `":{"a":1,"a":2}}`,
+		"many keys above":    deep + `{"a":1,"a":2}` + strings.Repeat("}", MaxDepth-1),
+		"control characters": `{"\u001b[2J\r\n\u0007\u2028\u202e":[{"a":1,"A":2}]}`,
+	} {
+		err := Check([]byte(doc))
+		var ke *KeyError
+		require.ErrorAs(t, err, &ke, name)
+		assert.LessOrEqual(t, len(ke.Path), maxPathBytes+len("…"), name)
+		assert.Less(t, len(err.Error()), 512, name)
+		for _, r := range ke.Path {
+			assert.True(t, r == '…' || (r >= 0x20 && r != 0x7f && r != '\u2028' && r != '\u202e'), "%s: path %q holds %U", name, ke.Path, r)
+		}
+	}
+	// Short printable paths are kept exactly.
+	err := Check([]byte(`{"a b":{"~/é":[0,{"x":1,"x":2}]}}`))
+	var ke *KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.Equal(t, "/a b/~0~1é/1", ke.Path)
+}
+
 type auth struct {
 	Token string `json:"token"`
 	ID    any    `json:"id"`
