@@ -23,7 +23,8 @@ type Batch struct {
 	// refTrees are the inputs with references that DecodeBatch decoded
 	// (to check them), kept so that NewPlan does not decode them again;
 	// NewPlan uses one only while the operation's Input is still the
-	// bytes it was decoded from.
+	// bytes it was decoded from (raw is a copy of them, so that changes
+	// made in place are seen too).
 	refTrees []decodedInput
 }
 
@@ -158,7 +159,8 @@ func DecodeBatch(body []byte) (*Batch, error) {
 			if b.refTrees == nil {
 				b.refTrees = make([]decodedInput, len(ops))
 			}
-			b.refTrees[i] = decodedInput{raw: b.Operations[i].Input, tree: tree}
+			// raw is a copy: the caller may change Input's bytes in place.
+			b.refTrees[i] = decodedInput{raw: bytes.Clone(b.Operations[i].Input), tree: tree}
 		}
 	}
 	return b, nil

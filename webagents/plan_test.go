@@ -180,4 +180,22 @@ func TestPlanDecodesReferencesOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, p.Operations[1].HasReferences, "planned from the new bytes")
 	assert.Equal(t, "a<- b<-", edges(p))
+
+	// Nor when the bytes are changed in place, where the Input slice
+	// still looks like the one decoded.
+	const body3 = `{"version":"0.1","operations":[
+		{"id":"a","action":"r"},{"id":"c","action":"r"},
+		{"id":"b","action":"r2","input":{"p":{"$ref":"a.x"}}}]}`
+	b, err = DecodeBatch([]byte(body3))
+	require.NoError(t, err)
+	copy(b.Operations[2].Input, `{"p":{"$ref":"c.x"}}`)
+	p, err = NewPlan(m, "", b)
+	require.NoError(t, err)
+	assert.Equal(t, "a<- c<- b<-c", edges(p), "planned from the bytes as they are now")
+	resolved, bad, err := resolveInput(p.Operations[2].Input, p.Operations[2].tree, func(id string) any {
+		return map[string]any{"x": id}
+	})
+	require.NoError(t, err)
+	require.Nil(t, bad)
+	assert.JSONEq(t, `{"p":"c"}`, string(resolved), "resolved from the bytes as they are now")
 }
