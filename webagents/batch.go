@@ -97,8 +97,9 @@ type wirePacing struct {
 // DecodeBatch decodes and checks a batch request body: strict JSON (no
 // duplicate or case-variant keys at any depth), version "0.1", 1..32
 // operations with valid unique ids, an action (or its alias "name"; both
-// must agree when given), an object input ({} when absent), string
-// dependsOn entries without repeats, and string-valued references.
+// must agree when given), an object input ({} when absent), at most
+// [MaxOperationsLimit] string dependsOn entries without repeats, and
+// string-valued references.
 // Publication, scope, graph and schema rules need the manifest and are
 // checked by [NewPlan].
 //
@@ -194,6 +195,7 @@ type opWalk struct {
 	input                     []byte // the raw value; nil when absent
 	hasDeps                   bool
 	depsFrom, depsTo          int // dependsOn is batchWalk.deps[depsFrom:depsTo]
+	depsLen                   int // entries in the body's dependsOn; beyond MaxOperationsLimit they are not kept
 }
 
 func (w *batchWalk) wrongType(field string) {
@@ -226,13 +228,15 @@ func (w *batchWalk) walk(body []byte) {
 			case '[':
 				w.hasOps = true
 				c.array(func() {
+					// Operations past the limit are only walked for type
+					// errors: the batch is refused.
 					var scratch opWalk
-					op := &scratch
+					op, keep := &scratch, false
 					if w.nOps < len(w.ops) {
-						op = &w.ops[w.nOps]
+						op, keep = &w.ops[w.nOps], true
 					}
 					w.nOps++
-					w.walkOperation(&c, op)
+					w.walkOperation(&c, op, keep)
 				})
 			default:
 				w.wrongType("operations")
@@ -264,7 +268,9 @@ func (w *batchWalk) walk(body []byte) {
 	})
 }
 
-func (w *batchWalk) walkOperation(c *cursor, op *opWalk) {
+// walkOperation walks one operation; keep is false for one past the
+// limit, whose dependsOn entries are not kept.
+func (w *batchWalk) walkOperation(c *cursor, op *opWalk, keep bool) {
 	switch c.data[c.pos] {
 	case 'n':
 		c.skip()
@@ -296,6 +302,16 @@ func (w *batchWalk) walkOperation(c *cursor, op *opWalk) {
 				op.hasDeps = true
 				op.depsFrom = len(w.deps)
 				c.array(func() {
+					// Entries past the most a valid list holds are only
+					// counted (and checked for type): the list is refused.
+					op.depsLen++
+					if !keep || op.depsLen > MaxOperationsLimit {
+						if c.data[c.pos] != '"' && c.data[c.pos] != 'n' {
+							w.wrongType("operations.dependsOn")
+						}
+						c.skip()
+						return
+					}
 					switch c.data[c.pos] {
 					case '"':
 						w.deps = append(w.deps, c.str())
@@ -427,6 +443,12 @@ func (w *opWalk) decode(op *Operation, earlier []Operation, deps []string) (tree
 		}
 	}
 	if w.hasDeps {
+		if w.depsLen > MaxOperationsLimit {
+			// Longer than a batch can be, so refused before its entries
+			// are compared pairwise: a body of distinct ids is otherwise
+			// quadratic work.
+			return nil, opErrorf(CodeInvalidRequest, op.ID, fmt.Sprintf("dependsOn lists at most %d ids.", MaxOperationsLimit))
+		}
 		list := deps[w.depsFrom:w.depsTo:w.depsTo]
 		if list == nil {
 			list = []string{} // present but empty is not absent

@@ -105,6 +105,9 @@ func oracleDecodeOperation(w *wireOperation, op *Operation, earlier []Operation)
 	}
 	if w.DependsOn != nil {
 		deps := *w.DependsOn
+		if len(deps) > MaxOperationsLimit {
+			return nil, opErrorf(CodeInvalidRequest, op.ID, fmt.Sprintf("dependsOn lists at most %d ids.", MaxOperationsLimit))
+		}
 		for i, d := range deps {
 			for _, e := range deps[:i] {
 				if d == e {
@@ -236,6 +239,26 @@ func TestDecodeBatchMatchesOracle(t *testing.T) {
 			list[i] = fmt.Sprintf(`{"id":"o%d","action":"a","input":{"i":%d},"dependsOn":[]}`, i, i)
 		}
 		return ops(list...) + tail
+	}
+	deps := func(n int, last string) string {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf(`"d%d"`, i)
+		}
+		ids[n-1] = last
+		return `[` + strings.Join(ids, ",") + `]`
+	}
+	for _, n := range []int{MaxOperationsLimit, MaxOperationsLimit + 1, 500} {
+		for _, last := range []string{`"d0"`, `null`, `"x"`, `1`, `{}`} {
+			sameDecoding(t, []byte(ops(`{"id":"a","action":"a","dependsOn":`+deps(n, last)+`}`)))
+			// In an operation past the limit, too.
+			past := strings.Replace(many(40, ""), `"id":"o39","action":"a","input":{"i":39},"dependsOn":[]`,
+				`"id":"o39","action":"a","dependsOn":`+deps(n, last), 1)
+			if past == many(40, "") {
+				t.Fatal("the 40th operation was not replaced")
+			}
+			sameDecoding(t, []byte(past))
+		}
 	}
 	sameDecoding(t, []byte(many(32, "")))
 	sameDecoding(t, []byte(many(33, "")))
