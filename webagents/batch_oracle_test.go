@@ -275,6 +275,8 @@ func FuzzDecodeBatchMatchesOracle(f *testing.F) {
 	for _, body := range batchCorpus {
 		f.Add([]byte(body))
 	}
+	// dependsOn just past the limit, with a repeat and a wrong type.
+	f.Add([]byte(ops(`{"id":"a","action":"a","dependsOn":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","A","B","C","D","E","F","a",1]}`)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameDecoding(t, body)
 	})

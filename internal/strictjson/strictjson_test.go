@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -210,6 +211,7 @@ func FuzzCheck(f *testing.F) {
 	for _, seed := range []string{
 		`{"a":1}`, `{"a":1,"A":2}`, `[{"x":"\u0078"}]`, `"\ud800"`, `-1.5e3`, `{"k":1,"` + "\u212a" + `":2}`,
 		`{"a":{"b":{"c":[1,2,{"d":null}]}}}`, `{`, `nul`, `{"a" 1}`,
+		`{"\u001b[2J\r\n\u202e":[{"a":1,"A":2}]}`, `{"~/` + strings.Repeat("é", 40) + `":{"x":{"y":1,"y":2}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -233,6 +235,18 @@ func FuzzCheck(f *testing.F) {
 		}
 		if valid && (err == nil) != refUnique(data) {
 			t.Fatalf("Check(%q) = %v; reference uniqueness check disagrees", data, err)
+		}
+		// A refused key's path is bounded and printable.
+		var ke *KeyError
+		if errors.As(err, &ke) {
+			if len(ke.Path) > maxPathBytes+len("…") || !utf8.ValidString(ke.Path) {
+				t.Fatalf("Check(%q): path %q is too long or not UTF-8", data, ke.Path)
+			}
+			for _, r := range ke.Path {
+				if !unicode.IsGraphic(r) {
+					t.Fatalf("Check(%q): path %q holds %U", data, ke.Path, r)
+				}
+			}
 		}
 	})
 }
