@@ -274,7 +274,7 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 		}
 		return append(dst, t...), true
 	case string:
-		return appendTreeString(dst, t)
+		return appendTreeString(dst, t), true
 	case []any:
 		if t == nil {
 			return append(dst, "null"...), true
@@ -305,11 +305,9 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			var ok bool
-			if dst, ok = appendTreeString(dst, k); !ok {
-				return dst, false
-			}
+			dst = appendTreeString(dst, k)
 			dst = append(dst, ':')
+			var ok bool
 			if dst, ok = appendTree(dst, t[k]); !ok {
 				return dst, false
 			}
@@ -319,22 +317,58 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 	return dst, false
 }
 
-// appendTreeString appends s as a JSON string. Strings of printable ASCII
-// other than '"' and '\\' are written as they are, as encoding/json writes
-// them; others are encoded by encoding/json.
-func appendTreeString(dst []byte, s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			enc, err := marshalCompact(s)
-			if err != nil {
-				return dst, false
-			}
-			return append(dst, enc...), true
-		}
-	}
+// appendTreeString appends s as a JSON string as marshalCompact writes
+// it (encoding/json's appendString without HTML escaping): '"' and '\\'
+// escaped, \b \f \n \r \t short, other bytes below 0x20 as \u00XX, invalid
+// UTF-8 as \ufffd, U+2028 and U+2029 as escapes, everything else as is.
+func appendTreeString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"'), true
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // encodeTree is marshalCompact for the values decodeTree makes, without

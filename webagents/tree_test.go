@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // sameTree fails t unless fastTree, when it decodes data, agrees with
@@ -53,6 +55,35 @@ func TestEncodeTreeMatchesMarshalCompact(t *testing.T) {
 	}
 }
 
+// TestEncodeTreeStringsWithoutReflection: strings that need escaping or
+// are not ASCII (any text in most of the world's scripts, an agent's input
+// of "é"s) are encoded in place, as marshalCompact would, not by a
+// json.Encoder each: that made encodeTree 5x slower than the
+// marshalCompact it replaced, with an allocation per string.
+func TestEncodeTreeStringsWithoutReflection(t *testing.T) {
+	var all []any
+	for _, s := range []string{"é", "日本語", "line\nbreak\ttab\r\b\f\x00\x1f\x7f", `quote" back\`, "\u2028\u2029\u2027\u202a",
+		"bad \xff\xc3 utf-8 \xed\xa0\x80", "<&> \U0001F600", "\ufffd", ""} {
+		sameEncoding(t, s)
+		sameEncoding(t, map[string]any{s: s})
+		all = append(all, s)
+	}
+	sameEncoding(t, all)
+	tree := make([]any, 1000)
+	for i := range tree {
+		tree[i] = map[string]any{"é": all[i%len(all)]}
+	}
+	sameEncoding(t, tree)
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := encodeTree(tree); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The output buffer grows by doubling: a few dozen allocations, not
+	// one or more per string.
+	assert.Less(t, allocs, float64(100))
+}
+
 var treeCorpus = []string{
 	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-3`, `-12E+2`, `"x"`, ` {"a" : [1, "b", null, true, {"c":{}}] } `,
 	`{"a":1,"a":2}`, `{"a":1,"A":2}`, `{"\u0041":1,"A":2}`,
@@ -87,5 +118,20 @@ func FuzzFastTreeMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameTree(t, data)
+	})
+}
+
+func FuzzEncodeTreeStringMatchesMarshalCompact(f *testing.F) {
+	for _, s := range []string{"", "a", "é\u2028\u2029", "\x00\x1f\x7f\"\\", "\xff\xed\xa0\x80\xc3", "<&>", "\U0001F600"} {
+		f.Add(s)
+	}
+	// Every byte, alone and after a lead byte.
+	for c := 0; c < 256; c++ {
+		f.Add(string([]byte{byte(c)}))
+		f.Add(string([]byte{0xe2, 0x80, byte(c)}))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sameEncoding(t, s)
+		sameEncoding(t, map[string]any{s: []any{s}})
 	})
 }
