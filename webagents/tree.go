@@ -211,44 +211,57 @@ func (p *treeParser) slowString(start int) (string, bool) {
 
 // number scans a number with JSON's grammar.
 func (p *treeParser) number() (any, bool) {
-	start := p.pos
-	if p.data[p.pos] == '-' {
-		p.pos++
-	}
-	switch {
-	case p.pos >= len(p.data):
-		return nil, false
-	case p.data[p.pos] == '0':
-		p.pos++
-	case p.data[p.pos] >= '1' && p.data[p.pos] <= '9':
-		p.digits()
-	default:
+	end := scanNumber(p.data, p.pos)
+	if end < 0 {
 		return nil, false
 	}
-	if p.pos < len(p.data) && p.data[p.pos] == '.' {
-		p.pos++
-		if p.digits() == 0 {
-			return nil, false
-		}
-	}
-	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
-			p.pos++
-		}
-		if p.digits() == 0 {
-			return nil, false
-		}
-	}
-	return json.Number(p.data[start:p.pos]), true
+	n := json.Number(p.data[p.pos:end])
+	p.pos = end
+	return n, true
 }
 
-func (p *treeParser) digits() int {
-	start := p.pos
-	for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
-		p.pos++
+// scanNumber returns the end of the JSON number that starts at s[i], or -1
+// when none does.
+func scanNumber[T string | []byte](s T, i int) int {
+	if i < len(s) && s[i] == '-' {
+		i++
 	}
-	return p.pos - start
+	switch {
+	case i >= len(s):
+		return -1
+	case s[i] == '0':
+		i++
+	case s[i] >= '1' && s[i] <= '9':
+		i = scanDigits(s, i)
+	default:
+		return -1
+	}
+	if i < len(s) && s[i] == '.' {
+		j := scanDigits(s, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := scanDigits(s, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func scanDigits[T string | []byte](s T, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // appendTree appends v encoded as marshalCompact encodes it (keys sorted,
@@ -268,8 +281,7 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 		if t == "" {
 			return append(dst, '0'), true // as encoding/json writes it
 		}
-		p := treeParser{data: []byte(t)}
-		if _, ok := p.number(); !ok || p.pos != len(p.data) {
+		if scanNumber(string(t), 0) != len(t) {
 			return dst, false
 		}
 		return append(dst, t...), true

@@ -3,6 +3,7 @@ package webagents
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,6 +85,27 @@ func TestEncodeTreeStringsWithoutReflection(t *testing.T) {
 	assert.Less(t, allocs, float64(100))
 }
 
+// TestEncodeTreeNumbersWithoutAllocating: checking a json.Number's
+// grammar before writing it allocates nothing (it copied the number to a
+// []byte and back to a json.Number, two allocations a number).
+func TestEncodeTreeNumbersWithoutAllocating(t *testing.T) {
+	tree := make([]any, 1000)
+	for i := range tree {
+		tree[i] = json.Number(fmt.Sprintf("-%d.5e+%d", i*7919, i%300))
+	}
+	sameEncoding(t, tree)
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := encodeTree(tree); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Less(t, allocs, float64(100))
+	for _, n := range []string{"0", "-0", "1.5", "1E+2", "1e-2", "-", "1.", "1e", "1e+", ".5", "+1", "0x1", "1 ", " 1", "-01", "00", "1.5e3x", "--1", "1.e1", "1e1.5", "9" + strings.Repeat("9", 700)} {
+		sameEncoding(t, json.Number(n))
+		sameEncoding(t, []any{json.Number(n)})
+	}
+}
+
 var treeCorpus = []string{
 	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-3`, `-12E+2`, `"x"`, ` {"a" : [1, "b", null, true, {"c":{}}] } `,
 	`{"a":1,"a":2}`, `{"a":1,"A":2}`, `{"\u0041":1,"A":2}`,
@@ -133,5 +155,6 @@ func FuzzEncodeTreeStringMatchesMarshalCompact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		sameEncoding(t, s)
 		sameEncoding(t, map[string]any{s: []any{s}})
+		sameEncoding(t, json.Number(s))
 	})
 }
