@@ -63,6 +63,8 @@ func (e *SyntaxError) Error() string { return e.Msg }
 // KeyError reports a refused object key. Path is a JSON-pointer-like path of
 // the object holding it ("" for the top level); Key is the key as decoded,
 // truncated to 64 bytes so that an error string cannot carry a large payload.
+// Path's keys are cut alike, the whole to 256 bytes, and characters that
+// are not graphic (controls, bidirectional overrides) appear as U+FFFD.
 type KeyError struct {
 	Path string
 	Key  string
