@@ -69,7 +69,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte(`{"version":"0.1","operations":[{"id":"a","action":"r","input":{"\u0024ref":"a"}}]}`))
 	f.Add([]byte(`{"version":"0.1","operations":[{"id":"a","action":"s","input":{"q":1}}]}`))
 	f.Add([]byte(`{"version":"0.1","operations":[{"id":"a","action":"r","dependsOn":["b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u","v","w","x","y","z","A","B","C","D","E","F","G","H"]}]}`))
-	f.Add([]byte(`{"version":"0.1","operations":[{"id":"a","action":"r","input":{"[2J‮":{"x":1,"X":2}}}]}`))
+	f.Add([]byte(`{"version":"0.1","operations":[{"id":"a","action":"r","input":{"\u001b[2J\u202e":{"x":1,"X":2}}}]}`))
 	m := rwManifest(f, "")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, err := DecodeBatch(body)
