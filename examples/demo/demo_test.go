@@ -53,7 +53,7 @@ func TestRunWithGoAlone(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(browsertest.ChromiumEnv, "")
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out})
+	err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out})
 	require.NoError(t, err, "the tour's output:\n%s", out.String())
 	s := out.String()
 	assertNonBrowserSteps(t, s)
@@ -66,7 +66,7 @@ func TestRunWithGoAlone(t *testing.T) {
 
 func TestRunFailsForABadChromiumPath(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out, Chromium: filepath.Join(t.TempDir(), "no-such-browser"), NoBrowser: false})
+	err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, Chromium: filepath.Join(t.TempDir(), "no-such-browser"), NoBrowser: false})
 	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
 
@@ -74,7 +74,7 @@ func TestRunFailsForABadChromiumPath(t *testing.T) {
 	// fails rather than being skipped as "not installed".
 	t.Setenv(browsertest.ChromiumEnv, filepath.Join(t.TempDir(), "no-such-browser"))
 	out.Reset()
-	err = Run(t.Context(), Options{Out: &out})
+	err = Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out})
 	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `Chromium with the reference extension\s+FAILED`, out.String())
 	assert.NotContains(t, out.String(), "sudo apt-get install chromium")
@@ -91,7 +91,7 @@ func TestRunEverythingInChromium(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	t.Setenv("TMPDIR", tmp)
 	var out bytes.Buffer
-	err = Run(t.Context(), Options{Out: &out, ScreenshotDir: shots})
+	err = Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, ScreenshotDir: shots})
 	require.NoError(t, err, "the tour's output:\n%s", out.String())
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestScreenshotsNeverOverwrite(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "victim")
 	require.NoError(t, os.WriteFile(target, []byte("keep me"), 0o600))
 	require.NoError(t, os.Symlink(target, filepath.Join(dir, "agentbridge-demo-agentproto.jpg")))
-	r := &runner{opts: Options{ScreenshotDir: dir}}
+	r := &runner{opts: Options{PBKDF2Iterations: testPBKDF2Iterations, ScreenshotDir: dir}}
 	path, err := r.saveScreenshot("agentbridge-demo-agentproto-*.jpg", []byte("image"))
 	require.NoError(t, err)
 	assert.Equal(t, dir, filepath.Dir(path))
@@ -183,7 +183,7 @@ func TestRunRefusesABadScreenshotsFolder(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), file} {
 		var out bytes.Buffer
-		err := Run(t.Context(), Options{Out: &out, ScreenshotDir: dir})
+		err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, ScreenshotDir: dir})
 		assert.ErrorContains(t, err, "screenshots folder", dir)
 		assert.Empty(t, out.String(), dir)
 	}
@@ -193,7 +193,7 @@ func TestRunRefusesABadScreenshotsFolder(t *testing.T) {
 // Chromium is there, and the tour succeeds.
 func TestRunWithNoBrowser(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out, NoBrowser: true})
+	err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, NoBrowser: true})
 	require.NoError(t, err, "the tour's output:\n%s", out.String())
 	s := out.String()
 	assertNonBrowserSteps(t, s)
@@ -255,7 +255,7 @@ func TestRunFailsFastWhenChromiumExits(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "chromium")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'Missing X server or $DISPLAY' >&2\nexit 1\n"), 0o755))
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out, Chromium: fake})
+	err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, Chromium: fake})
 	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Contains(t, out.String(), "the native host never came online: the browser exited; Chromium's last output: Missing X server or $DISPLAY")
 	assert.NotContains(t, out.String(), "deadline exceeded")
@@ -270,8 +270,12 @@ func TestRunHeadfulWithoutADisplay(t *testing.T) {
 	t.Setenv("DISPLAY", "")
 	t.Setenv("WAYLAND_DISPLAY", "")
 	var out bytes.Buffer
-	err := Run(t.Context(), Options{Out: &out, Headful: true, Chromium: filepath.Join(t.TempDir(), "never-started")})
+	err := Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, Headful: true, Chromium: filepath.Join(t.TempDir(), "never-started")})
 	require.EqualError(t, err, "1 of 9 steps failed")
 	assert.Regexp(t, `FAILED: --headful needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run without --headful`, out.String())
 	assert.NotContains(t, out.String(), "building examples/weboperator-host")
 }
+
+// testPBKDF2Iterations keeps the shop's sign-ups fast under -race; the
+// demo itself runs at the shop's default cost.
+const testPBKDF2Iterations = 1000

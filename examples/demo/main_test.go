@@ -74,8 +74,8 @@ func TestMessagesNameWorkingFlags(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no Chromium: the tour says how to get it
 	t.Setenv(browsertest.ChromiumEnv, "")
 	var out bytes.Buffer
-	require.NoError(t, Run(t.Context(), Options{Out: &out}), out.String())
-	require.NoError(t, Run(t.Context(), Options{Out: &out, NoBrowser: true}), out.String())
+	require.NoError(t, Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out}), out.String())
+	require.NoError(t, Run(t.Context(), Options{PBKDF2Iterations: testPBKDF2Iterations, Out: &out, NoBrowser: true}), out.String())
 	uses := flagUse.FindAllStringSubmatch(out.String(), -1)
 	require.NotEmpty(t, uses, "the tour's skip messages name no flag:\n%s", out.String())
 	seen := map[string]bool{}

@@ -56,7 +56,7 @@ func (r *runner) startShop(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() {
-		done <- shop.Serve(sctx, l, &shop.Options{Origin: origin, OnAction: r.actions.add})
+		done <- shop.Serve(sctx, l, &shop.Options{Origin: origin, OnAction: r.actions.add, PBKDF2Iterations: r.opts.PBKDF2Iterations})
 	}()
 	r.atEnd(func() { cancel(); <-done })
 	r.shopURL = origin
