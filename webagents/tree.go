@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/jsonstr"
 )
 
 // maxFastTreeDepth is the nesting up to which fastTree decodes; deeper
@@ -330,58 +332,8 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 }
 
 // appendTreeString appends s as a JSON string as marshalCompact writes
-// it (encoding/json's appendString without HTML escaping): '"' and '\\'
-// escaped, \b \f \n \r \t short, other bytes below 0x20 as \u00XX, invalid
-// UTF-8 as \ufffd, U+2028 and U+2029 as escapes, everything else as is.
-func appendTreeString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// it: encoding/json's escaping without HTML escaping.
+func appendTreeString(dst []byte, s string) []byte { return jsonstr.Append(dst, s, true) }
 
 // encodeTree is marshalCompact for the values decodeTree makes, without
 // reflection for the common ones.

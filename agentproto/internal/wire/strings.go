@@ -3,7 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/jsonstr"
 )
 
 // Unquote decodes a JSON string literal (with its quotes) that the scanner
@@ -40,54 +41,8 @@ func UnescapeKey(m Member) []byte {
 }
 
 // AppendString appends s as a JSON string literal, escaping as
-// JSON.stringify does (HTML characters are left alone).
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, `\u00`...)
-				dst = append(dst, hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-const hex = "0123456789abcdef"
+// JSON.stringify does (HTML characters and U+2028/2029 are left alone).
+func AppendString(dst []byte, s string) []byte { return jsonstr.Append(dst, s, false) }
 
 // AppendUint appends n in decimal.
 func AppendUint(dst []byte, n uint64) []byte { return strconv.AppendUint(dst, n, 10) }
