@@ -25,6 +25,12 @@ func BenchmarkInMemoryToolCall(b *testing.B) {
 	})
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	AddBridgeTools(server, caller)
+	benchInMemory(b, server, agentproto.ToolSnapshot)
+}
+
+// benchInMemory connects the go-sdk's client to server over the SDK's
+// in-memory transports and measures calls of tool.
+func benchInMemory(b *testing.B, server *mcp.Server, tool string) {
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(b.Context(), st, nil)
 	if err != nil {
@@ -36,11 +42,10 @@ func BenchmarkInMemoryToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	params := &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}}
+	params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := cs.CallTool(b.Context(), params)
-		if err != nil || res.IsError {
+		if res, err := cs.CallTool(b.Context(), params); err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
 	}
@@ -101,29 +106,8 @@ func benchLineClient(b *testing.B, server *mcp.Server, transport func(io.ReadClo
 // one tool registered with Server.AddTool whose handler returns an empty
 // text at once (no argument validation, no caller).
 func BenchmarkInMemoryNoopTool(b *testing.B) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	server.AddTool(&mcp.Tool{Name: "noop", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, nil
-		})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(b.Context(), st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ss.Wait()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cs.Close()
-	params := &mcp.CallToolParams{Name: "noop", Arguments: map[string]any{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		if res, err := cs.CallTool(b.Context(), params); err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-	}
+	server := noopServer()
+	benchInMemory(b, server, "noop")
 }
 
 // BenchmarkStdioNoopTool is the go-sdk server's own floor over stdio, with
@@ -133,12 +117,19 @@ func BenchmarkInMemoryNoopTool(b *testing.B) {
 // client. Whatever this costs per call, the bridge tools' overhead cannot
 // be below it.
 func BenchmarkStdioNoopTool(b *testing.B) {
+	server := noopServer()
+	benchLineClient(b, server, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
+		return &mcp.IOTransport{Reader: in, Writer: out}
+	}, "noop")
+}
+
+// noopServer is an SDK server with nothing of ours: one tool, registered
+// with Server.AddTool, whose handler returns an empty text at once.
+func noopServer() *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "noop", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, nil
 		})
-	benchLineClient(b, server, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
-		return &mcp.IOTransport{Reader: in, Writer: out}
-	}, "noop")
+	return server
 }
