@@ -423,24 +423,8 @@ func (w *opWalk) decode(op *Operation, earlier []Operation, deps []string) (tree
 	default:
 		return nil, opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
 	}
-	input := w.input
-	switch {
-	case len(input) == 0:
-		op.Input = json.RawMessage("{}")
-	case input[0] != '{':
-		return nil, opErrorf(CodeInvalidRequest, op.ID, "The input must be a JSON object.")
-	default:
-		if len(input) > MaxInputChars && utf8.RuneCount(input) > MaxInputChars {
-			return nil, opErrorf(CodePayloadTooLarge, op.ID, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
-		}
-		op.Input = json.RawMessage(input)
-		if mayHaveRefs(input) {
-			t, msg := checkRefValues(input)
-			if msg != "" {
-				return nil, opErrorf(CodeInvalidRequest, op.ID, msg)
-			}
-			tree = t
-		}
+	if op.Input, tree, err = operationInput(op.ID, w.input); err != nil {
+		return nil, err
 	}
 	if w.hasDeps {
 		if w.depsLen > MaxOperationsLimit {
@@ -513,4 +497,25 @@ func walkRefs(v any, fn func(ref any)) {
 			walkRefs(e, fn)
 		}
 	}
+}
+
+// operationInput checks an operation's input (its text trimmed, nil when
+// absent): {} when absent, an object, at most MaxInputChars, with valid
+// references, whose tree it returns when there are any.
+func operationInput(id string, input []byte) (json.RawMessage, any, error) {
+	switch {
+	case len(input) == 0:
+		return json.RawMessage("{}"), nil, nil
+	case input[0] != '{':
+		return nil, nil, opErrorf(CodeInvalidRequest, id, "The input must be a JSON object.")
+	case len(input) > MaxInputChars && utf8.RuneCount(input) > MaxInputChars:
+		return nil, nil, opErrorf(CodePayloadTooLarge, id, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
+	case !mayHaveRefs(input):
+		return json.RawMessage(input), nil, nil
+	}
+	tree, msg := checkRefValues(input)
+	if msg != "" {
+		return nil, nil, opErrorf(CodeInvalidRequest, id, msg)
+	}
+	return json.RawMessage(input), tree, nil
 }

@@ -2,13 +2,11 @@ package webagents
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
@@ -84,24 +82,8 @@ func oracleDecodeOperation(w *wireOperation, op *Operation, earlier []Operation)
 	default:
 		return nil, opErrorf(CodeInvalidRequest, op.ID, "The operation needs an action.")
 	}
-	input := bytes.TrimSpace(w.Input)
-	switch {
-	case len(input) == 0:
-		op.Input = json.RawMessage("{}")
-	case input[0] != '{':
-		return nil, opErrorf(CodeInvalidRequest, op.ID, "The input must be a JSON object.")
-	default:
-		if len(input) > MaxInputChars && utf8.RuneCount(input) > MaxInputChars {
-			return nil, opErrorf(CodePayloadTooLarge, op.ID, fmt.Sprintf("An input is at most %d characters.", MaxInputChars))
-		}
-		op.Input = json.RawMessage(input)
-		if mayHaveRefs(input) {
-			t, msg := checkRefValues(input)
-			if msg != "" {
-				return nil, opErrorf(CodeInvalidRequest, op.ID, msg)
-			}
-			tree = t
-		}
+	if op.Input, tree, err = operationInput(op.ID, bytes.TrimSpace(w.Input)); err != nil {
+		return nil, err
 	}
 	if w.DependsOn != nil {
 		deps := *w.DependsOn
