@@ -41,23 +41,10 @@ var plainBinary = sync.OnceValues(func() (string, error) {
 func benchBridge(b *testing.B) string {
 	path := filepath.Join(b.TempDir(), "bridge.sock")
 	snapshot := json.RawMessage(`{"kind":"snapshot","snapshot":{"url":"https://example.com/","title":"Example","nodes":[{"ref":"@e1","role":"link","name":"More information"}]}}`)
-	br := agentprototest.NewBridge(&agentprototest.BridgeOptions{
-		Server: agentproto.ServerOptions{Token: bridgeToken},
+	serveBridge(b, path, &agentprototest.BridgeOptions{
 		Extension: agentprototest.Options{Serial: true, Handler: agentprototest.HandlerFunc(
 			func(context.Context, *agentprototest.Request) (any, error) { return snapshot, nil })},
 	})
-	ln, err := agentproto.ListenUnix(b.Context(), path)
-	require.NoError(b, err)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		br.Server.Serve(ln)
-	}()
-	b.Cleanup(func() {
-		br.Close()
-		<-served
-	})
-	require.NoError(b, br.WaitOnline(b.Context()))
 	return path
 }
 

@@ -89,24 +89,32 @@ func startBridge(t *testing.T, path string, ext *standIn, opts *agentprototest.B
 	if opts == nil {
 		opts = &agentprototest.BridgeOptions{}
 	}
+	opts.Extension.Handler = ext.handler()
+	return serveBridge(t, path, opts)
+}
+
+// serveBridge runs the bridge opts describe (its token bridgeToken unless
+// set) on a real Unix socket at path until tb ends, and waits for the
+// extension's hello unless opts says it sends none.
+func serveBridge(tb testing.TB, path string, opts *agentprototest.BridgeOptions) *agentprototest.Bridge {
+	tb.Helper()
 	if opts.Server.Token == "" {
 		opts.Server.Token = bridgeToken
 	}
-	opts.Extension.Handler = ext.handler()
 	b := agentprototest.NewBridge(opts)
-	ln, err := agentproto.ListenUnix(t.Context(), path)
-	require.NoError(t, err)
+	ln, err := agentproto.ListenUnix(tb.Context(), path)
+	require.NoError(tb, err)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		b.Server.Serve(ln)
 	}()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		b.Close()
 		<-served
 	})
 	if !opts.Extension.NoHello {
-		require.NoError(t, b.WaitOnline(t.Context()))
+		require.NoError(tb, b.WaitOnline(tb.Context()))
 	}
 	return b
 }
