@@ -136,9 +136,13 @@ func ttlMillis(d time.Duration) string { return strconv.FormatInt(max(d.Millisec
 func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation) (*webagents.IdempotencyRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	old, err := s.rdb.SetArgs(ctx, s.key(r.Key), reservedValue(r),
+	mine := reservedValue(r)
+	old, err := s.rdb.SetArgs(ctx, s.key(r.Key), mine,
 		redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)}).Result()
-	if errors.Is(err, redis.Nil) {
+	if errors.Is(err, redis.Nil) || (err == nil && old == mine) {
+		// Absent, so now ours; or ours already: the client resent the SET
+		// after losing its reply (go-redis retries by default), and the
+		// token in the value is this request's alone.
 		s.outage.ok()
 		return nil, nil
 	}

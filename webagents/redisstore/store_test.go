@@ -3,9 +3,13 @@ package redisstore
 import (
 	"bytes"
 	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +61,96 @@ func TestRecordRoundTrip(t *testing.T) {
 		_, err := decodeRecord(bad)
 		assert.Error(t, err, "%q", bad)
 	}
+}
+
+// A reservation whose reply was lost and which the client resent (go-redis
+// retries a command on a broken connection by default) finds its own
+// record: it is still reserved by this request, not "in progress" (409).
+func TestReserveResentAfterLostReply(t *testing.T) {
+	srv := startRedis(t)
+	proxy := newReplyDropper(t, srv.addr(), []byte("\r\nNX\r\n"))
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr, MaxRetries: 3, MinRetryBackoff: time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	s := NewStore(rdb, nil)
+	r := reservation("resent", "t1", time.Hour)
+	rec, err := s.Reserve(t.Context(), r)
+	require.NoError(t, err)
+	assert.Nil(t, rec, "reserved by this request")
+	assert.Equal(t, 1, int(proxy.dropped.Load()), "a reply was lost and the SET resent")
+	require.NoError(t, s.Complete(t.Context(), r, webagents.IdempotencyRecord{Status: 200, Body: []byte("{}")}))
+	rec, err = s.Reserve(t.Context(), reservation("resent", "t2", time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.True(t, rec.Completed, "completed by the reserving request")
+}
+
+// replyDropper is a TCP proxy to a Redis that, once, closes the
+// connection instead of forwarding the reply to a command containing
+// marker: the command ran, its reply is lost.
+type replyDropper struct {
+	addr    string
+	dropped atomic.Int32
+}
+
+func newReplyDropper(t *testing.T, upstream string, marker []byte) *replyDropper {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &replyDropper{addr: ln.Addr().String()}
+	var armed atomic.Bool
+	armed.Store(true)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			var cut atomic.Bool
+			wg.Go(func() { // client → Redis
+				defer u.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 && bytes.Contains(buf[:n], marker) && armed.CompareAndSwap(true, false) {
+						cut.Store(true)
+					}
+					if n > 0 {
+						if _, werr := u.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+			wg.Go(func() { // Redis → client, unless cut
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := u.Read(buf)
+					if n > 0 && cut.Load() {
+						p.dropped.Add(1)
+						u.Close()
+						return
+					}
+					if n > 0 {
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return p
 }
