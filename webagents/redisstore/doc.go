@@ -36,6 +36,20 @@
 // wakes up after its slot, so starts are Interval apart give or take the
 // instances' scheduling delay.
 //
+// # Durability
+//
+// A batch runs at most once as long as Redis keeps the records it
+// acknowledged; each keyed batch writes twice (its reservation, then its
+// response). With appendonly yes and appendfsync always, a record is on
+// disk before Redis answers and outlives a crash of Redis or of its
+// machine, at the cost of a disk flush per write. With appendfsync
+// everysec (the append-only file's default), redis.conf documents that a
+// crash of the Redis process loses at most a single write and a power
+// outage up to a second of writes. Without an append-only file (the
+// server's default), a restart forgets every record. In each case a batch
+// whose record was lost runs again if it is retried after the crash.
+// Replication is asynchronous, so a failover can lose the last records too.
+//
 // # When Redis fails
 //
 // Every Redis call is bounded by OpTimeout (default 2 s) and by the
