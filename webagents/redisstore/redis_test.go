@@ -30,7 +30,8 @@ type redisServer struct {
 	bin   string
 	dir   string
 	port  int
-	fsync string // appendfsync: "always" (the tests), "everysec" (the AOF's default), or "off" (no AOF: redis-server's default)
+	fsync string   // appendfsync: "always" (the tests), "everysec" (the AOF's default), or "off" (no AOF: redis-server's default)
+	extra []string // more arguments (cluster mode, replication)
 	cmd   *exec.Cmd
 }
 
@@ -41,6 +42,21 @@ func startRedis(t testing.TB) *redisServer { return startRedisFsync(t, "always")
 // startRedisFsync starts a redis-server with the given appendfsync policy,
 // or without an append-only file for "off".
 func startRedisFsync(t testing.TB, fsync string) *redisServer {
+	return newRedisServer(t, fsync, freePort(t))
+}
+
+// newRedisServer starts a redis-server on port with the given appendfsync
+// policy and extra arguments, and stops it with the test.
+func newRedisServer(t testing.TB, fsync string, port int, extra ...string) *redisServer {
+	t.Helper()
+	s := &redisServer{t: t, bin: redisBin(t), dir: t.TempDir(), port: port, fsync: fsync, extra: extra}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// redisBin returns redis-server's path, or skips (fails in CI) without it.
+func redisBin(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -49,14 +65,16 @@ func startRedisFsync(t testing.TB, fsync string) *redisServer {
 		}
 		t.Skip("redis-server is not installed; install it (Debian: apt-get install redis-server) to run the Redis tests")
 	}
+	return bin
+}
+
+// freePort returns a loopback port nothing listens on.
+func freePort(t testing.TB) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	s := &redisServer{t: t, bin: bin, dir: t.TempDir(), port: port, fsync: fsync}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
@@ -69,9 +87,15 @@ func (s *redisServer) start() {
 	} else {
 		args = append(args, "--appendonly", "yes", "--appendfsync", s.fsync)
 	}
-	s.cmd = exec.Command(s.bin, args...)
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	require.NoError(s.t, s.cmd.Start())
-	rdb := redis.NewClient(&redis.Options{Addr: s.addr()})
+	waitPing(s.t, s.addr())
+}
+
+// waitPing waits up to 10 s for the Redis at addr to answer PING.
+func waitPing(t testing.TB, addr string) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -82,7 +106,7 @@ func (s *redisServer) start() {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server did not answer: %v", err)
+			t.Fatalf("redis-server at %s did not answer: %v", addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
