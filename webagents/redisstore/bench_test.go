@@ -88,7 +88,7 @@ func BenchmarkFleetKeyedLatency(b *testing.B) {
 				if srv := servers[name]; srv != nil {
 					b.Run(name+"/2-SETs", func(b *testing.B) {
 						var seq atomic.Int64
-						openLoop(b, rate, twoSets(srv.client(b), &seq))
+						openLoop(b, rate, twoSets(srv.clientWith(b, true), &seq))
 					})
 				}
 			}
@@ -97,7 +97,9 @@ func BenchmarkFleetKeyedLatency(b *testing.B) {
 }
 
 // BenchmarkStoreCalls splits the store's cost from its floor without HTTP:
-// Reserve then Complete called directly at 2,000 pairs/s ("store"),
+// Reserve then Complete called directly at 2,000 pairs/s ("store", on a
+// client with ContextTimeoutEnabled; "store-unwatched-ctx" on go-redis's
+// default, where the store bounds each call with a goroutine of its own),
 // against two bare SETs at the same rate ("2-SETs"), on one Redis with
 // appendfsync everysec. It also reports what Redis itself spent per call
 // (INFO commandstats): "redis-set-µs" and "redis-evalsha-µs" (the
@@ -105,8 +107,7 @@ func BenchmarkFleetKeyedLatency(b *testing.B) {
 func BenchmarkStoreCalls(b *testing.B) {
 	const rate = 2000
 	srv := startRedisFsync(b, "everysec")
-	rdb := srv.client(b)
-	store := NewStore(rdb, nil)
+	rdb := srv.clientWith(b, true)
 	var seq atomic.Int64
 	stats := func(b *testing.B) {
 		info, err := rdb.Info(context.Background(), "commandstats").Result()
@@ -125,20 +126,27 @@ func BenchmarkStoreCalls(b *testing.B) {
 			}
 		}
 	}
-	b.Run("store", func(b *testing.B) {
-		rdb.ConfigResetStat(context.Background())
-		openLoop(b, rate, func() (time.Duration, error) {
-			r := webagents.IdempotencyReservation{Key: fmt.Sprint("calls-", seq.Add(1)), Client: "c",
-				Token: "tok", TTL: time.Minute, Deadline: time.Now().Add(30 * time.Second)}
-			start := time.Now()
-			if rec, err := store.Reserve(context.Background(), r); err != nil || rec != nil {
-				return 0, fmt.Errorf("reserve: %v, %v", rec, err)
-			}
-			err := store.Complete(context.Background(), r, webagents.IdempotencyRecord{Status: 200, Body: []byte(`{"results":{}}`)})
-			return time.Since(start), err
+	for _, watches := range []bool{true, false} {
+		name := "store"
+		if !watches {
+			name = "store-unwatched-ctx"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := NewStore(srv.clientWith(b, watches), nil)
+			rdb.ConfigResetStat(context.Background())
+			openLoop(b, rate, func() (time.Duration, error) {
+				r := webagents.IdempotencyReservation{Key: fmt.Sprint("calls-", seq.Add(1)), Client: "c",
+					Token: "tok", TTL: time.Minute, Deadline: time.Now().Add(30 * time.Second)}
+				start := time.Now()
+				if rec, err := store.Reserve(context.Background(), r); err != nil || rec != nil {
+					return 0, fmt.Errorf("reserve: %v, %v", rec, err)
+				}
+				err := store.Complete(context.Background(), r, webagents.IdempotencyRecord{Status: 200, Body: []byte(`{"results":{}}`)})
+				return time.Since(start), err
+			})
+			stats(b)
 		})
-		stats(b)
-	})
+	}
 	b.Run("2-SETs", func(b *testing.B) {
 		rdb.ConfigResetStat(context.Background())
 		openLoop(b, rate, twoSets(rdb, &seq))
@@ -224,7 +232,7 @@ func fleetSetup(b *testing.B) (map[string]*redisServer, func(*testing.B, *redisS
 		for range 3 {
 			var store webagents.IdempotencyStore = webagents.NewMemoryIdempotencyStore(&webagents.MemoryIdempotencyStoreOptions{MaxEntries: 1 << 30, MaxClientEntries: 1 << 30})
 			if srv != nil {
-				store = NewStore(srv.client(b), &Options{Prefix: fmt.Sprint("bench", time.Now().UnixNano())})
+				store = NewStore(srv.clientWith(b, true), &Options{Prefix: fmt.Sprint("bench", time.Now().UnixNano())})
 			}
 			hs := httptest.NewUnstartedServer(nil)
 			h, err := webagents.NewHandler(&webagents.HandlerOptions{

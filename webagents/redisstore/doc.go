@@ -6,7 +6,7 @@
 // It is a separate module so that the root module does not depend on a
 // Redis client. Wire it into [webagents.NewHandler]:
 //
-//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 //	h, err := webagents.NewHandler(&webagents.HandlerOptions{
 //		// Origin, Manifest, Context, Actions as usual
 //		IdempotencyStore: redisstore.NewStore(rdb, nil),
@@ -53,7 +53,12 @@
 // # When Redis fails
 //
 // Every Redis call is bounded by OpTimeout (default 2 s) and by the
-// caller's context. A keyed batch never runs without its reservation:
+// caller's context, whatever the client's own timeouts. Make the client
+// with ContextTimeoutEnabled, as above: go-redis then stops waiting for a
+// reply when the call's context ends. Without it (go-redis's default), it
+// waits up to its ReadTimeout (5 s), so the store runs each call in a
+// goroutine of its own and returns at the deadline, leaving that goroutine
+// to end at the client's ReadTimeout. A keyed batch never runs without its reservation:
 // Reserve answers 503 idempotency_unavailable with Retry-After. Pacing
 // fails closed by default (the operation is refused with 503 unavailable);
 // LimiterOptions.FailOpen lets operations run unpaced instead, so un-keyed

@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -57,4 +59,77 @@ func TestRedisDown(t *testing.T) {
 
 	open := NewLimiter(rdb, &LimiterOptions{Interval: time.Second, OpTimeout: 300 * time.Millisecond, FailOpen: true})
 	assert.NoError(t, open.Wait(t.Context(), "session:a"), "fail-open: the operation runs unpaced")
+}
+
+// TestRedisSlow: with Redis alive but not answering (CLIENT PAUSE), every
+// call gives up at OpTimeout or at the caller's earlier deadline, a keyed
+// batch is refused rather than run unreserved, a reservation whose
+// completion could not be stored is never handed out again, pacing fails
+// closed (or open when chosen), and the store recovers when Redis answers
+// again, with one log line for the start and one for the end. Both with a
+// client that stops waiting when a call's context ends
+// (ContextTimeoutEnabled) and with one that does not (go-redis's default).
+func TestRedisSlow(t *testing.T) {
+	for _, watches := range []bool{false, true} {
+		t.Run(fmt.Sprint("ContextTimeoutEnabled=", watches), func(t *testing.T) {
+			srv := startRedisFsync(t, "off")
+			rdb := srv.clientWith(t, watches)
+			require.Equal(t, watches, watchesContext(rdb))
+			testRedisSlow(t, srv, rdb)
+		})
+	}
+}
+
+func testRedisSlow(t *testing.T, srv *redisServer, rdb *redis.Client) {
+	var logs syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	store := NewStore(rdb, &Options{OpTimeout: 200 * time.Millisecond, CompleteRetry: 500 * time.Millisecond, Logger: logger})
+	ctx := t.Context()
+	running := reservation("slow-running", "t1", time.Hour)
+	rec, err := store.Reserve(ctx, running)
+	require.NoError(t, err)
+	require.Nil(t, rec)
+
+	const pause = 2 * time.Second
+	require.NoError(t, srv.client(t).Do(ctx, "CLIENT", "PAUSE", pause.Milliseconds(), "ALL").Err())
+	resumed := time.Now().Add(pause)
+
+	start := time.Now()
+	_, err = store.Reserve(ctx, reservation("slow-new", "t2", time.Hour))
+	assert.Less(t, time.Since(start), time.Second, "bounded by OpTimeout (200 ms)")
+	var we *webagents.Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, webagents.CodeIdempotencyUnavailable, we.Code)
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	start = time.Now()
+	_, err = store.Reserve(short, reservation("slow-new", "t3", time.Hour))
+	cancel()
+	assert.Less(t, time.Since(start), time.Second, "bounded by the caller's deadline")
+	require.ErrorAs(t, err, &we)
+
+	start = time.Now()
+	err = store.Complete(ctx, running, webagents.IdempotencyRecord{Status: 200, Body: []byte("{}")})
+	assert.Error(t, err, "the response could not be stored")
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "bounded by CompleteRetry (500 ms)")
+
+	closed := NewLimiter(rdb, &LimiterOptions{Interval: time.Second, OpTimeout: 200 * time.Millisecond})
+	start = time.Now()
+	require.ErrorAs(t, closed.Wait(ctx, "session:a"), &we)
+	assert.Equal(t, webagents.CodeUnavailable, we.Code)
+	assert.Less(t, time.Since(start), time.Second)
+	open := NewLimiter(rdb, &LimiterOptions{Interval: time.Second, OpTimeout: 200 * time.Millisecond, FailOpen: true})
+	assert.NoError(t, open.Wait(ctx, "session:a"), "fail-open: the operation runs unpaced")
+
+	time.Sleep(time.Until(resumed))
+	waitFor(t, 10*time.Second, "Redis answering again", func(ctx context.Context) bool {
+		rec, err = store.Reserve(ctx, reservation("slow-after", "t4", time.Hour))
+		return err == nil
+	})
+	assert.Nil(t, rec, "reserved: the store recovered")
+	rec, err = store.Reserve(ctx, reservation("slow-running", "t5", time.Hour))
+	require.NoError(t, err)
+	assert.NotNil(t, rec, "the batch that ran is never reserved again, stored or not")
+	assert.Equal(t, 1, strings.Count(logs.String(), "idempotency store unavailable"), "once per incident")
+	assert.Equal(t, 1, strings.Count(logs.String(), "idempotency store available again"))
 }

@@ -21,7 +21,7 @@ var (
 // instance of a site shares idempotency records and pacing (the README's
 // "Running on a fleet" block). Not run: it needs a Redis.
 func Example() {
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	h, err := webagents.NewHandler(&webagents.HandlerOptions{
 		Origin:           "https://shop.example",

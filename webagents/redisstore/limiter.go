@@ -38,14 +38,15 @@ type LimiterOptions struct {
 // operation starts holds across every instance sharing the Redis. It is
 // safe for concurrent use and starts no goroutines.
 type Limiter struct {
-	rdb  redis.UniversalClient
-	opts LimiterOptions
-	out  outage
+	rdb     redis.UniversalClient
+	watches bool // see [watchesContext]
+	opts    LimiterOptions
+	out     outage
 }
 
 // NewLimiter returns a limiter keeping its state in rdb.
 func NewLimiter(rdb redis.UniversalClient, opts *LimiterOptions) *Limiter {
-	l := &Limiter{rdb: rdb}
+	l := &Limiter{rdb: rdb, watches: watchesContext(rdb)}
 	if opts != nil {
 		l.opts = *opts
 	}
@@ -85,8 +86,10 @@ func (l *Limiter) Wait(ctx context.Context, session string) error {
 		return ctx.Err()
 	}
 	rctx, cancel := context.WithTimeout(ctx, l.opts.OpTimeout)
-	wait, err := paceScript.Run(rctx, l.rdb, []string{l.opts.Prefix + ":pace:{" + hashKey(session) + "}"},
-		strconv.FormatInt(l.opts.Interval.Microseconds(), 10), strconv.FormatInt(l.opts.MaxWait.Microseconds(), 10)).Int64()
+	wait, err := bounded(rctx, l.watches, func(ctx context.Context) (int64, error) {
+		return paceScript.Run(ctx, l.rdb, []string{l.opts.Prefix + ":pace:{" + hashKey(session) + "}"},
+			strconv.FormatInt(l.opts.Interval.Microseconds(), 10), strconv.FormatInt(l.opts.MaxWait.Microseconds(), 10)).Int64()
+	})
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {

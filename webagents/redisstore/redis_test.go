@@ -122,9 +122,15 @@ func (s *redisServer) stop() {
 	s.cmd = nil
 }
 
-// client returns a client of the server, closed with the test.
-func (s *redisServer) client(t testing.TB) *redis.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1,
+// client returns a client of the server, closed with the test. Like
+// go-redis's default, it does not watch a call's context while it waits
+// (the store then bounds each call itself).
+func (s *redisServer) client(t testing.TB) *redis.Client { return s.clientWith(t, false) }
+
+// clientWith returns a client of the server with ContextTimeoutEnabled set
+// to watches, closed with the test.
+func (s *redisServer) clientWith(t testing.TB, watches bool) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1, ContextTimeoutEnabled: watches,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	t.Cleanup(func() { rdb.Close() })
 	return rdb

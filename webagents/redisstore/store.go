@@ -47,6 +47,7 @@ type Options struct {
 // concurrent use and starts no goroutines.
 type Store struct {
 	rdb        redis.UniversalClient
+	watches    bool // rdb stops waiting for Redis when a call's context ends
 	prefix     string
 	timeout    time.Duration
 	retryAfter time.Duration
@@ -61,7 +62,7 @@ func NewStore(rdb redis.UniversalClient, opts *Options) *Store {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Store{rdb: rdb, prefix: o.Prefix, timeout: o.OpTimeout, retryAfter: o.RetryAfter, retry: o.CompleteRetry}
+	s := &Store{rdb: rdb, watches: watchesContext(rdb), prefix: o.Prefix, timeout: o.OpTimeout, retryAfter: o.RetryAfter, retry: o.CompleteRetry}
 	if s.prefix == "" {
 		s.prefix = DefaultPrefix
 	}
@@ -137,8 +138,10 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	mine := reservedValue(r)
-	old, err := s.rdb.SetArgs(ctx, s.key(r.Key), mine,
-		redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)}).Result()
+	old, err := bounded(ctx, s.watches, func(ctx context.Context) (string, error) {
+		return s.rdb.SetArgs(ctx, s.key(r.Key), mine,
+			redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)}).Result()
+	})
 	if errors.Is(err, redis.Nil) || (err == nil && old == mine) {
 		// Absent, so now ours; or ours already: the client resent the SET
 		// after losing its reply (go-redis retries by default), and the
@@ -149,6 +152,10 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
 		// A key of another type this package did not write: Redis works.
 		s.outage.ok()
+		return nil, s.unavailable()
+	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The request went away: not an outage.
 		return nil, s.unavailable()
 	}
 	if err != nil {
@@ -229,7 +236,7 @@ func (s *Store) retrying(ctx context.Context, op func(context.Context) error) er
 	backoff := 50 * time.Millisecond
 	for {
 		octx, cancel := context.WithTimeout(ctx, s.timeout)
-		err := op(octx)
+		_, err := bounded(octx, s.watches, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
 		cancel()
 		if err == nil {
 			s.outage.ok()
@@ -247,6 +254,54 @@ func (s *Store) retrying(ctx context.Context, op func(context.Context) error) er
 			return err
 		}
 		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// watchesContext reports whether rdb stops waiting for a reply when the
+// call's context ends: go-redis watches a context's deadline while it waits
+// only on a client made with ContextTimeoutEnabled.
+func watchesContext(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// bounded returns fn's result, or ctx's error as soon as ctx ends. On a
+// client that watches the context (watches), fn is called directly. On one
+// that does not, fn runs in a goroutine; if ctx ends first, the call ends
+// in the background at the client's own ReadTimeout and its result is
+// dropped. Either way a command already sent may still run in Redis, as it
+// may whenever a reply is lost.
+func bounded[T any](ctx context.Context, watches bool, fn func(context.Context) (T, error)) (T, error) {
+	if watches {
+		return fn(ctx)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done: // finished too: keep its answer
+			return r.v, r.err
+		default:
+			var zero T
+			return zero, ctx.Err()
+		}
 	}
 }
 
