@@ -666,10 +666,14 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		h.write(w, existing.Status, bytes.NewBuffer(existing.Body))
 		return
 	}
-	completed := false
+	executed := false
 	defer func() {
-		if !completed {
-			// Nothing ran, a panic, or the store failed: let a retry run.
+		if !executed {
+			// Nothing ran (refused, or a panic before any operation
+			// started): let a retry run. Once an operation has started the
+			// reservation is never released: if its response cannot be
+			// stored, the key stays in progress for its window rather than
+			// let a retry run the batch again.
 			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
@@ -684,12 +688,9 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		return
 	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
-	if err := h.store.Complete(context.WithoutCancel(ctx), reservation, rec); err != nil {
-		if h.logger != nil {
-			h.logger.ErrorContext(ctx, "webagents: idempotency store failed", slog.String("error", err.Error()))
-		}
-	} else {
-		completed = true
+	if err := h.store.Complete(context.WithoutCancel(ctx), reservation, rec); err != nil && h.logger != nil {
+		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; the key stays in progress for its window",
+			slog.String("error", err.Error()))
 	}
 	h.write(w, status, resp)
 	bufferPool.Put(resp)

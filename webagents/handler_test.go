@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -968,4 +969,47 @@ func TestHandlerRetryAfterFromLimiter(t *testing.T) {
 	assert.Equal(t, 503, rec.Code)
 	assert.Equal(t, CodeUnavailable, decodeEnvelope(t, rec).Code)
 	assert.Equal(t, "2", rec.Header().Get("Retry-After"))
+}
+
+// completeFailingStore is a memory store whose Complete fails once, as a
+// store whose backend is down at the end of a batch does, and which counts
+// Release calls.
+type completeFailingStore struct {
+	*MemoryIdempotencyStore
+	failed   atomic.Bool
+	releases atomic.Int32
+}
+
+func (s *completeFailingStore) Complete(ctx context.Context, r IdempotencyReservation, rec IdempotencyRecord) error {
+	if s.failed.CompareAndSwap(false, true) {
+		return errors.New("store down")
+	}
+	return s.MemoryIdempotencyStore.Complete(ctx, r, rec)
+}
+
+func (s *completeFailingStore) Release(ctx context.Context, r IdempotencyReservation) error {
+	s.releases.Add(1)
+	return s.MemoryIdempotencyStore.Release(ctx, r)
+}
+
+// TestHandlerIdempotencyCompleteFailureNeverReruns: a batch that ran but
+// whose response could not be stored keeps its key in progress. Releasing
+// it would let a retry run the irreversible action a second time.
+func TestHandlerIdempotencyCompleteFailureNeverReruns(t *testing.T) {
+	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
+	var placed atomic.Int32
+	store := &completeFailingStore{MemoryIdempotencyStore: NewMemoryIdempotencyStore(nil)}
+	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: store,
+		Actions: map[string]ActionHandler{"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+			return placed.Add(1), nil
+		})}})
+	require.NoError(t, err)
+	body := `{"version":"0.1","operations":[{"id":"x","action":"order.place"}]}`
+	key := map[string]string{"Idempotency-Key": "order-1"}
+	assert.Equal(t, 200, post(h, body, key).Code, "the batch ran; its client gets the response")
+	retry := post(h, body, key)
+	assert.Equal(t, 409, retry.Code)
+	assert.Equal(t, CodeIdempotencyInProgress, decodeEnvelope(t, retry).Code)
+	assert.EqualValues(t, 1, placed.Load(), "never run twice")
+	assert.Zero(t, store.releases.Load(), "a reservation whose batch ran is never released")
 }

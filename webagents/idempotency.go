@@ -47,7 +47,9 @@ type IdempotencyRecord struct {
 // Idempotency-Key header, so that a batch runs at most once per (session,
 // key) within a window. A [Handler] completes a reservation only for a batch
 // that started executing; a request refused before any operation ran is
-// released, so a retry with the key runs. Only the status and the body are
+// released, so a retry with the key runs. A reservation whose batch started
+// is never released: if Complete fails, the Handler logs it and the key
+// answers 409 until the record expires, rather than run the batch again. Only the status and the body are
 // replayed: headers an action set on the first response (such as a sign-in
 // cookie) are not.
 //
