@@ -640,12 +640,18 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	fingerprint := sha256.Sum256(body)
 	var token [16]byte
 	_, _ = rand.Read(token[:])
+	// The batch deadline counts from the reservation, so the time the store
+	// takes comes out of it and the record's Deadline is when the batch
+	// really ends. The reservation lives the window past that deadline: a
+	// window shorter than the deadline must not let the record expire, and
+	// a retry run the batch again, while the batch is still running.
+	deadline := time.Now().Add(h.deadline)
 	reservation := IdempotencyReservation{
 		Key:         storeKey,
 		Client:      hex.EncodeToString(client[:16]),
 		Fingerprint: fingerprint,
-		TTL:         h.window,
-		Deadline:    time.Now().Add(h.deadline),
+		TTL:         h.window + h.deadline,
+		Deadline:    deadline,
 		Token:       hex.EncodeToString(token[:]),
 	}
 	existing, err := h.store.Reserve(ctx, reservation)
@@ -677,7 +683,9 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
-	status, resp, executed := h.runBatch(ctx, w, r, body)
+	bctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	status, resp, executed := h.runBatch(bctx, w, r, body)
 	if !executed {
 		// Refused before any operation started (invalid, rate limited, the
 		// deadline or a shutdown first): storing the refusal would
@@ -688,10 +696,27 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		return
 	}
 	rec := IdempotencyRecord{Fingerprint: fingerprint, Completed: true, Status: status, Body: bytes.Clone(resp.Bytes())}
-	if err := h.store.Complete(context.WithoutCancel(ctx), reservation, rec); err != nil && h.logger != nil {
+	// The response is stored before it is sent, so that a retry sent as
+	// soon as it arrives is a replay. But a store that is slow or retrying
+	// (Redis failing) must not hold the answer past the deadline: then the
+	// response goes out at the deadline, and Complete goes on in this
+	// goroutine (the Handler still counts the request as running).
+	answered := make(chan struct{})
+	answer := time.AfterFunc(time.Until(deadline), func() {
+		defer close(answered)
+		h.write(w, status, resp)
+		_ = http.NewResponseController(w).Flush()
+	})
+	complete := reservation
+	complete.TTL = h.window
+	if err := h.store.Complete(context.WithoutCancel(ctx), complete, rec); err != nil && h.logger != nil {
 		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; the key stays in progress for its window",
 			slog.String("error", err.Error()))
 	}
-	h.write(w, status, resp)
+	if answer.Stop() {
+		h.write(w, status, resp)
+	} else {
+		<-answered
+	}
 	bufferPool.Put(resp)
 }
