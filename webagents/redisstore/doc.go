@@ -49,6 +49,17 @@
 // server's default), a restart forgets every record. In each case a batch
 // whose record was lost runs again if it is retried after the crash.
 // Replication is asynchronous, so a failover can lose the last records too.
+// A batch still running when its reservation is lost stores its response
+// all the same when it ends (unless another request reserved the key in
+// between), so only a retry sent before that runs it again.
+//
+// Every record has an expiry, so any maxmemory-policy other than
+// noeviction (volatile-lru, allkeys-lru, …) lets Redis drop live records
+// when it is full, and a retry then runs its batch again: give the
+// store's Redis maxmemory-policy noeviction (Redis then refuses writes
+// when full, and keyed batches get 503). The store does not bound how many
+// records one client holds, as the memory store does: size Redis for the
+// keyed batches of a window.
 //
 // # When Redis fails
 //

@@ -109,10 +109,14 @@ func completedValue(r webagents.IdempotencyReservation, rec webagents.Idempotenc
 }
 
 // completeScript stores the response ARGV[2] if the key still holds the
-// reservation ARGV[1]. pcall: a key of another type is not ours, not an
-// error to retry.
+// reservation ARGV[1], or holds nothing: Redis lost the reservation (a
+// failover, a restart without persistence) while the batch ran, and no
+// other request has reserved the key since, so storing the response is
+// what keeps a retry from running the batch again. pcall: a key of another
+// type is not ours, not an error to retry.
 var completeScript = redis.NewScript(`
-if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+local v = redis.pcall('GET', KEYS[1])
+if v ~= false and v ~= ARGV[1] then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -210,7 +214,10 @@ func decodeRecord(v string) (*webagents.IdempotencyRecord, error) {
 	return &rec, nil
 }
 
-// Complete implements [webagents.IdempotencyStore]. It retries for up to
+// Complete implements [webagents.IdempotencyStore]. When the key holds
+// nothing (Redis lost the reservation while the batch ran) it stores the
+// response all the same; it leaves a key another request reserved since
+// alone. It retries for up to
 // Options.CompleteRetry while Redis fails; if it still cannot, the record
 // stays "in progress" until its window ends (retries get 409), so the
 // batch is never run twice.

@@ -1,0 +1,49 @@
+package redisstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/webagents"
+)
+
+// TestCompleteAfterRedisLostReservation: Redis forgot a running batch's
+// reservation (a failover to a replica that had not received it, a
+// restart without persistence, an eviction). The batch ran: its response
+// must still be stored, or every later retry runs the batch again.
+func TestCompleteAfterRedisLostReservation(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.client(t)
+	s := NewStore(rdb, nil)
+	ctx := t.Context()
+	r := reservation("lost", "t1", time.Hour)
+	rec, err := s.Reserve(ctx, r)
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	require.NoError(t, rdb.Del(ctx, s.key(r.Key)).Err(), "Redis loses the reservation")
+	require.NoError(t, s.Complete(ctx, r, webagents.IdempotencyRecord{Status: 200, Body: []byte(`{"ok":true}`)}))
+	rec, err = s.Reserve(ctx, reservation("lost", "t2", time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "the retry finds the stored response, not a free key")
+	assert.True(t, rec.Completed)
+	assert.Equal(t, `{"ok":true}`, string(rec.Body))
+	ttl := rdb.PTTL(ctx, s.key(r.Key)).Val()
+	assert.Greater(t, ttl, 59*time.Minute, "kept for the window")
+
+	// A reservation taken over by another request is still left alone.
+	other := reservation("taken", "t1", time.Hour)
+	_, err = s.Reserve(ctx, other)
+	require.NoError(t, err)
+	require.NoError(t, rdb.Del(ctx, s.key(other.Key)).Err())
+	newer := reservation("taken", "t2", time.Hour)
+	_, err = s.Reserve(ctx, newer)
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, other, webagents.IdempotencyRecord{Status: 500, Body: []byte("stale")}))
+	rec, err = s.Reserve(ctx, reservation("taken", "t3", time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	assert.False(t, rec.Completed, "the newer reservation stands")
+}
