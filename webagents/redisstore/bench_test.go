@@ -132,7 +132,7 @@ func BenchmarkStoreCalls(b *testing.B) {
 			name = "store-unwatched-ctx"
 		}
 		b.Run(name, func(b *testing.B) {
-			store := NewStore(srv.clientWith(b, watches), nil)
+			store := NewStore(srv.clientWith(b, watches), &Options{MaxClientReservations: -1}) // one client
 			rdb.ConfigResetStat(context.Background())
 			openLoop(b, rate, func() (time.Duration, error) {
 				r := webagents.IdempotencyReservation{Key: fmt.Sprint("calls-", seq.Add(1)), Client: "c",
@@ -232,7 +232,7 @@ func fleetSetup(b *testing.B) (map[string]*redisServer, func(*testing.B, *redisS
 		for range 3 {
 			var store webagents.IdempotencyStore = webagents.NewMemoryIdempotencyStore(&webagents.MemoryIdempotencyStoreOptions{MaxEntries: 1 << 30, MaxClientEntries: 1 << 30})
 			if srv != nil {
-				store = NewStore(srv.clientWith(b, true), &Options{Prefix: fmt.Sprint("bench", time.Now().UnixNano())})
+				store = NewStore(srv.clientWith(b, true), &Options{Prefix: fmt.Sprint("bench", time.Now().UnixNano()), MaxClientReservations: -1})
 			}
 			hs := httptest.NewUnstartedServer(nil)
 			h, err := webagents.NewHandler(&webagents.HandlerOptions{

@@ -57,9 +57,14 @@
 // noeviction (volatile-lru, allkeys-lru, …) lets Redis drop live records
 // when it is full, and a retry then runs its batch again: give the
 // store's Redis maxmemory-policy noeviction (Redis then refuses writes
-// when full, and keyed batches get 503). The store does not bound how many
-// records one client holds, as the memory store does: size Redis for the
-// keyed batches of a window.
+// when full, and keyed batches get 503). So that one client cannot fill
+// Redis by sending fresh keys, each client (the adapter's
+// [webagents.IdempotencyReservation.Client]: a session, or an address)
+// may bring at most Options.MaxClientReservations keyed requests (default
+// 1,000) to the store per window, counted in the same round trip as the
+// reservation; past that it gets 503 idempotency_unavailable with a
+// Retry-After of when its count restarts. Size Redis for the clients of a
+// window: each record holds at most [webagents.TransportLimitBytes].
 //
 // # When Redis fails
 //

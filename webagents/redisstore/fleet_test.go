@@ -51,7 +51,9 @@ func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
 	require.NoError(t, err)
 	for range 3 {
 		rdb := srv.client(t)
-		store := NewStore(rdb, &Options{Logger: o.logger, CompleteRetry: 3 * time.Second})
+		// Every request comes from one address and no session: the
+		// tests stand for many clients, not one over its share.
+		store := NewStore(rdb, &Options{Logger: o.logger, CompleteRetry: 3 * time.Second, MaxClientReservations: -1})
 		f.stores = append(f.stores, store)
 		var limiter webagents.Limiter
 		if o.interval > 0 {

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,4 +47,49 @@ func TestCompleteAfterRedisLostReservation(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	assert.False(t, rec.Completed, "the newer reservation stands")
+}
+
+// TestStoreBoundsOneClient: one client (a session, or an address) cannot
+// fill Redis with records by sending fresh Idempotency-Keys: past its
+// share its reservations are refused (503, Retry-After) and undone, while
+// other clients and the client's stored responses are unaffected.
+func TestStoreBoundsOneClient(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.client(t)
+	s := NewStore(rdb, &Options{MaxClientReservations: 3})
+	ctx := t.Context()
+	first := reservation("q0", "t", time.Hour)
+	for i := range 3 {
+		r := reservation(fmt.Sprint("q", i), "t", time.Hour)
+		rec, err := s.Reserve(ctx, r)
+		require.NoError(t, err, "within the share")
+		require.Nil(t, rec)
+	}
+	require.NoError(t, s.Complete(ctx, first, webagents.IdempotencyRecord{Status: 200, Body: []byte("{}")}))
+	over := reservation("q3", "t", time.Hour)
+	rec, err := s.Reserve(ctx, over)
+	assert.Nil(t, rec)
+	var we *webagents.Error
+	require.ErrorAs(t, err, &we, "past the share")
+	assert.Equal(t, webagents.CodeIdempotencyUnavailable, we.Code)
+	assert.Equal(t, 503, we.HTTPStatus())
+	assert.Greater(t, we.RetryAfter, 59*time.Minute, "until the client's count restarts")
+	assert.Zero(t, rdb.Exists(ctx, s.key(over.Key)).Val(), "the refused reservation is undone")
+
+	rec, err = s.Reserve(ctx, reservation("q0", "t9", time.Hour))
+	require.NoError(t, err)
+	require.NotNil(t, rec, "a stored response is still replayed")
+	assert.True(t, rec.Completed)
+
+	other := reservation("q3", "t", time.Hour)
+	other.Client = "another client"
+	rec, err = s.Reserve(ctx, other)
+	require.NoError(t, err, "another client has its own share")
+	assert.Nil(t, rec)
+
+	unbounded := NewStore(rdb, &Options{Prefix: "unbounded", MaxClientReservations: -1})
+	for i := range 10 {
+		_, err := unbounded.Reserve(ctx, reservation(fmt.Sprint("u", i), "t", time.Hour))
+		require.NoError(t, err, "a negative bound is no bound")
+	}
 }

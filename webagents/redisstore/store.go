@@ -24,6 +24,10 @@ const (
 	DefaultRetryAfter    = 2 * time.Second
 	DefaultCompleteRetry = 10 * time.Second
 	DefaultMaxWait       = 10 * time.Second
+	// DefaultMaxClientReservations is how many keyed requests one client
+	// may bring to the store per window (the memory store's per-client
+	// default share).
+	DefaultMaxClientReservations = 1000
 )
 
 // Options configures [NewStore]. The zero value of each field is its
@@ -39,6 +43,14 @@ type Options struct {
 	// CompleteRetry is how long Complete keeps trying to store a finished
 	// response while Redis fails; 0 means [DefaultCompleteRetry] (10 s).
 	CompleteRetry time.Duration
+	// MaxClientReservations bounds the keyed requests one client (the
+	// reservation's Client: its session, or its address) brings to the
+	// store per window, counted from its first one; past it, Reserve
+	// refuses with 503 idempotency_unavailable and a Retry-After of when
+	// the count restarts, so that one client cannot fill Redis with
+	// records. 0 means [DefaultMaxClientReservations] (1,000); a negative
+	// value means no bound. Replays and 409s count too.
+	MaxClientReservations int
 	// Logger receives the start and the end of each outage; nil is silent.
 	Logger *slog.Logger
 }
@@ -52,6 +64,7 @@ type Store struct {
 	timeout    time.Duration
 	retryAfter time.Duration
 	retry      time.Duration
+	maxClient  int // 0: unbounded
 	outage     outage
 }
 
@@ -74,6 +87,12 @@ func NewStore(rdb redis.UniversalClient, opts *Options) *Store {
 	}
 	if s.retry <= 0 {
 		s.retry = DefaultCompleteRetry
+	}
+	switch {
+	case o.MaxClientReservations == 0:
+		s.maxClient = DefaultMaxClientReservations
+	case o.MaxClientReservations > 0:
+		s.maxClient = o.MaxClientReservations
 	}
 	s.outage = outage{logger: o.Logger, what: "idempotency store"}
 	return s
@@ -132,6 +151,17 @@ end
 return 0
 `)
 
+// quotaScript counts one keyed request of the client KEYS[1] in its
+// window of ARGV[1] ms (started by its first one) and returns the count
+// and the window's remaining milliseconds.
+const quotaScript = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {n, redis.call('PTTL', KEYS[1])}
+`
+
+func (s *Store) quotaKey(client string) string { return s.prefix + ":quota:{" + client + "}" }
+
 func ttlMillis(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) }
 
 // Reserve implements [webagents.IdempotencyStore] with one SET NX GET
@@ -142,15 +172,40 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	mine := reservedValue(r)
+	set := func(ctx context.Context, c redis.Cmdable) *redis.StatusCmd {
+		return c.SetArgs(ctx, s.key(r.Key), mine, redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)})
+	}
+	var quota []int64
 	old, err := bounded(ctx, s.watches, func(ctx context.Context) (string, error) {
-		return s.rdb.SetArgs(ctx, s.key(r.Key), mine,
-			redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)}).Result()
+		if s.maxClient == 0 {
+			return set(ctx, s.rdb).Result()
+		}
+		// One round trip: the client's count and the reservation.
+		pipe := s.rdb.Pipeline()
+		q := pipe.Eval(ctx, quotaScript, []string{s.quotaKey(r.Client)}, ttlMillis(r.TTL))
+		cmd := set(ctx, pipe)
+		_, _ = pipe.Exec(ctx)
+		quota, _ = q.Int64Slice()
+		return cmd.Result()
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && old == mine) {
 		// Absent, so now ours; or ours already: the client resent the SET
 		// after losing its reply (go-redis retries by default), and the
 		// token in the value is this request's alone.
 		s.outage.ok()
+		if len(quota) == 2 && quota[0] > int64(s.maxClient) {
+			// Over its share: undo the reservation (best effort: if this
+			// fails, the key answers 409 until it expires) and refuse.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+			_, _ = bounded(rctx, s.watches, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, mine).Err()
+			})
+			cancel()
+			e := s.unavailable()
+			e.Message = "Too many requests with an Idempotency-Key from this client; try again later."
+			e.RetryAfter = max(time.Duration(quota[1])*time.Millisecond, time.Second)
+			return nil, e
+		}
 		return nil, nil
 	}
 	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
