@@ -100,7 +100,9 @@ func BenchmarkFleetKeyedLatency(b *testing.B) {
 // Reserve then Complete called directly at 2,000 pairs/s ("store", on a
 // client with ContextTimeoutEnabled; "store-unwatched-ctx" on go-redis's
 // default, where the store bounds each call with a goroutine of its own),
-// against two bare SETs at the same rate ("2-SETs"), on one Redis with
+// "store-client-bound" is "store" with the per-client bound on (the
+// default; each call another client, so none is refused), the others run
+// without it; against two bare SETs at the same rate ("2-SETs"), on one Redis with
 // appendfsync everysec. It also reports what Redis itself spent per call
 // (INFO commandstats): "redis-set-µs" and "redis-evalsha-µs" (the
 // completion script).
@@ -126,16 +128,20 @@ func BenchmarkStoreCalls(b *testing.B) {
 			}
 		}
 	}
-	for _, watches := range []bool{true, false} {
-		name := "store"
-		if !watches {
-			name = "store-unwatched-ctx"
-		}
-		b.Run(name, func(b *testing.B) {
-			store := NewStore(srv.clientWith(b, watches), &Options{MaxClientReservations: -1}) // one client
+	for _, c := range []struct {
+		name             string
+		watches, bounded bool
+	}{{"store", true, false}, {"store-unwatched-ctx", false, false}, {"store-client-bound", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			o := &Options{MaxClientReservations: -1} // one client
+			if c.bounded {
+				o = nil
+			}
+			store := NewStore(srv.clientWith(b, c.watches), o)
 			rdb.ConfigResetStat(context.Background())
 			openLoop(b, rate, func() (time.Duration, error) {
-				r := webagents.IdempotencyReservation{Key: fmt.Sprint("calls-", seq.Add(1)), Client: "c",
+				n := seq.Add(1)
+				r := webagents.IdempotencyReservation{Key: fmt.Sprint("calls-", n), Client: fmt.Sprint("c", n),
 					Token: "tok", TTL: time.Minute, Deadline: time.Now().Add(30 * time.Second)}
 				start := time.Now()
 				if rec, err := store.Reserve(context.Background(), r); err != nil || rec != nil {
