@@ -60,9 +60,9 @@
 // when full, and keyed batches get 503). So that one client cannot fill
 // Redis by sending fresh keys, each client (the adapter's
 // [webagents.IdempotencyReservation.Client]: a session, or an address)
-// may bring at most Options.MaxClientReservations keyed requests (default
-// 1,000) to the store per window, counted in the same round trip as the
-// reservation; past that it gets 503 idempotency_unavailable with a
+// may make at most Options.MaxClientReservations new reservations (default
+// 1,000) per window, counted in the same round trip as the reservation
+// (replays and 409s give their count back); past that it gets 503 idempotency_unavailable with a
 // Retry-After of when its count restarts. Size Redis for the clients of a
 // window: each record holds at most [webagents.TransportLimitBytes].
 //

@@ -56,7 +56,7 @@ func TestCompleteAfterRedisLostReservation(t *testing.T) {
 func TestStoreBoundsOneClient(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client(t)
-	s := NewStore(rdb, &Options{MaxClientReservations: 3})
+	s := NewStore(rdb, &Options{MaxClientReservations: 4})
 	ctx := t.Context()
 	first := reservation("q0", "t", time.Hour)
 	for i := range 3 {
@@ -66,8 +66,19 @@ func TestStoreBoundsOneClient(t *testing.T) {
 		require.Nil(t, rec)
 	}
 	require.NoError(t, s.Complete(ctx, first, webagents.IdempotencyRecord{Status: 200, Body: []byte("{}")}))
-	over := reservation("q3", "t", time.Hour)
-	rec, err := s.Reserve(ctx, over)
+	for range 10 { // polling a running key and replaying a stored one take no room
+		rec, err := s.Reserve(ctx, reservation("q1", "t2", time.Hour))
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+		rec, err = s.Reserve(ctx, reservation("q0", "t2", time.Hour))
+		require.NoError(t, err)
+		require.NotNil(t, rec)
+	}
+	rec, err := s.Reserve(ctx, reservation("q3", "t", time.Hour))
+	require.NoError(t, err, "the fourth reservation is within the share")
+	require.Nil(t, rec)
+	over := reservation("q4", "t", time.Hour)
+	rec, err = s.Reserve(ctx, over)
 	assert.Nil(t, rec)
 	var we *webagents.Error
 	require.ErrorAs(t, err, &we, "past the share")
@@ -81,7 +92,7 @@ func TestStoreBoundsOneClient(t *testing.T) {
 	require.NotNil(t, rec, "a stored response is still replayed")
 	assert.True(t, rec.Completed)
 
-	other := reservation("q3", "t", time.Hour)
+	other := reservation("q4", "t", time.Hour)
 	other.Client = "another client"
 	rec, err = s.Reserve(ctx, other)
 	require.NoError(t, err, "another client has its own share")

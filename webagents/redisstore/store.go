@@ -24,9 +24,8 @@ const (
 	DefaultRetryAfter    = 2 * time.Second
 	DefaultCompleteRetry = 10 * time.Second
 	DefaultMaxWait       = 10 * time.Second
-	// DefaultMaxClientReservations is how many keyed requests one client
-	// may bring to the store per window (the memory store's per-client
-	// default share).
+	// DefaultMaxClientReservations is how many new reservations one client
+	// may make per window (the memory store's per-client default share).
 	DefaultMaxClientReservations = 1000
 )
 
@@ -49,7 +48,7 @@ type Options struct {
 	// refuses with 503 idempotency_unavailable and a Retry-After of when
 	// the count restarts, so that one client cannot fill Redis with
 	// records. 0 means [DefaultMaxClientReservations] (1,000); a negative
-	// value means no bound. Replays and 409s count too.
+	// value means no bound. Replays, 409s and 422s do not count.
 	MaxClientReservations int
 	// Logger receives the start and the end of each outage; nil is silent.
 	Logger *slog.Logger
@@ -160,6 +159,15 @@ if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}
 `
 
+// unquotaScript gives back a count quotaScript took, unless the window
+// ended meanwhile (a DECR would make a key without expiry).
+var unquotaScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0
+`)
+
 func (s *Store) quotaKey(client string) string { return s.prefix + ":quota:{" + client + "}" }
 
 func ttlMillis(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) }
@@ -225,6 +233,14 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		return nil, s.unavailable()
 	}
 	s.outage.ok()
+	if len(quota) == 2 {
+		// Only new reservations take room: a replay, a 409 or a 422 gives
+		// its count back, so that a client polling a key stuck in progress
+		// does not use up its share. Best effort, within this call's time.
+		_, _ = bounded(ctx, s.watches, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, unquotaScript.Run(ctx, s.rdb, []string{s.quotaKey(r.Client)}).Err()
+		})
+	}
 	rec, err := decodeRecord(old)
 	if err != nil {
 		// A record this package did not write: refuse, never run.
