@@ -74,7 +74,11 @@
 // reply when the call's context ends. Without it (go-redis's default), it
 // waits up to its ReadTimeout (5 s), so the store runs each call in a
 // goroutine of its own and returns at the deadline, leaving that goroutine
-// to end at the client's ReadTimeout. A keyed batch never runs without its reservation:
+// to end at the client's ReadTimeout. Those left behind are at most one per
+// connection of the client's pools (PoolSize, and PipelinePoolSize for the
+// reservation's pipeline), whatever the request rate: calls past them
+// wait for a connection, and that wait ends with the context. With
+// ReadTimeout -1 they stay until Redis answers or the client is closed. A keyed batch never runs without its reservation:
 // Reserve answers 503 idempotency_unavailable with Retry-After. Pacing
 // fails closed by default (the operation is refused with 503 unavailable);
 // LimiterOptions.FailOpen lets operations run unpaced instead, so un-keyed

@@ -1,0 +1,95 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/webagents"
+)
+
+// blackHole listens on loopback, accepts connections and reads them, and
+// never answers: a Redis that hangs.
+func blackHole(t *testing.T) (string, *atomic.Int32) {
+	var accepted atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { _, _ = io.Copy(io.Discard, c) })
+		}
+	})
+	return ln.Addr().String(), &accepted
+}
+
+// TestHungRedisGoroutinesBounded: on a client that does not watch the
+// context (go-redis's default) and never times out a read, each call the
+// store abandons at OpTimeout leaves a goroutine behind. Those are bounded
+// by the client's connections (PoolSize, and PipelinePoolSize for the
+// reservation's pipeline) whatever the request rate: calls beyond them wait
+// for a connection in the pool, which does honour the context.
+func TestHungRedisGoroutinesBounded(t *testing.T) {
+	for _, waves := range []int{5, 40} {
+		t.Run(fmt.Sprint(waves), func(t *testing.T) { testHung(t, waves) })
+	}
+}
+
+func testHung(t *testing.T, waves int) {
+	const poolSize = 4
+	addr, accepted := blackHole(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: -1, WriteTimeout: -1,
+		PoolSize: poolSize, PipelinePoolSize: poolSize})
+	defer rdb.Close() // ends the calls left reading
+	s := NewStore(rdb, &Options{OpTimeout: 20 * time.Millisecond})
+	base := runtime.NumGoroutine()
+	var peak int
+	const wave = 20
+	for n := range waves {
+		var wg sync.WaitGroup
+		for i := range wave {
+			wg.Go(func() {
+				_, err := s.Reserve(context.Background(), webagents.IdempotencyReservation{Key: fmt.Sprint("h", n, "-", i),
+					Client: "c", TTL: time.Minute, Deadline: time.Now().Add(time.Second), Token: "t"})
+				var we *webagents.Error
+				assert.ErrorAs(t, err, &we, "refused, never run without a reservation")
+			})
+		}
+		wg.Wait()
+		// Less the black hole's own goroutine per connection.
+		peak = max(peak, runtime.NumGoroutine()-base-int(accepted.Load()))
+	}
+	t.Logf("goroutines left behind after %d abandoned calls: %d, on %d connections (PoolSize and PipelinePoolSize %d)", wave*waves, peak, accepted.Load(), poolSize)
+	// One per connection of the two pools (each stuck reading), and the
+	// last wave's still unwinding: not one per call.
+	assert.LessOrEqual(t, peak, 2*poolSize+wave, "bounded by the pools, not by the number of calls")
+}
