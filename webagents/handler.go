@@ -665,6 +665,14 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	case existing != nil && !existing.Completed:
 		e := errorf(CodeIdempotencyInProgress, "The request with this Idempotency-Key is still running.")
 		e.RetryAfter = max(time.Until(existing.Deadline), time.Second)
+		if late := -time.Until(existing.Deadline); late > 0 {
+			// Past its deadline the batch has ended; its response is being
+			// stored (a store retrying), or never will be and the key stays
+			// in progress for its window. Back off with the staleness, up
+			// to a batch deadline, rather than have the client poll every
+			// second for the whole window.
+			e.RetryAfter = min(max(late, time.Second), h.deadline)
+		}
 		h.writeError(w, e)
 		return
 	case existing != nil:

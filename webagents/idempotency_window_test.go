@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,5 +149,46 @@ func TestHandlerDeadlineCountsFromReservation(t *testing.T) {
 		assert.Equal(t, 2*time.Second, time.Since(start))
 		assert.Equal(t, 504, rec.Code)
 		assert.Equal(t, CodeTimeout, decodeEnvelope(t, rec).Code)
+	})
+}
+
+// failingComplete is a store that can never store a response.
+type failingComplete struct{ *MemoryIdempotencyStore }
+
+func (failingComplete) Complete(context.Context, IdempotencyReservation, IdempotencyRecord) error {
+	return errors.New("store down")
+}
+
+// TestHandlerStuckKeyBacksOff: a key whose batch ended without its
+// response stored stays in progress for the window (never runs twice), and
+// its 409 no longer tells the client to poll every second for the whole
+// window: Retry-After grows with the time since the batch's deadline, up
+// to a batch deadline.
+func TestHandlerStuckKeyBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var runs atomic.Int32
+		m := manifestWith(t, "", `{"a":{}}`)
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 30 * time.Second,
+			IdempotencyStore: failingComplete{NewMemoryIdempotencyStore(nil)},
+			Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+				runs.Add(1)
+				return 1, nil
+			})}})
+		require.NoError(t, err)
+		body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+		key := map[string]string{"Idempotency-Key": "k"}
+		require.Equal(t, 200, post(h, body, key).Code)
+		retry := post(h, body, key)
+		assert.Equal(t, http.StatusConflict, retry.Code)
+		assert.Equal(t, "30", retry.Header().Get("Retry-After"), "inside the deadline: until it")
+		time.Sleep(40 * time.Second)
+		retry = post(h, body, key)
+		assert.Equal(t, http.StatusConflict, retry.Code)
+		assert.Equal(t, "10", retry.Header().Get("Retry-After"), "10 s past the deadline")
+		time.Sleep(time.Hour)
+		retry = post(h, body, key)
+		assert.Equal(t, http.StatusConflict, retry.Code, "still never run twice")
+		assert.Equal(t, "30", retry.Header().Get("Retry-After"), "at most a batch deadline")
+		assert.Equal(t, int32(1), runs.Load())
 	})
 }
