@@ -67,14 +67,15 @@ func NewLimiter(rdb redis.UniversalClient, opts *LimiterOptions) *Limiter {
 }
 
 // paceScript reserves the session's next slot on Redis's clock: it
-// returns the wait in microseconds, or -1 when that is over ARGV[2].
+// returns the wait in microseconds, or -1-wait when that is over ARGV[2]
+// (nothing reserved).
 var paceScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local slot = tonumber(redis.call('GET', KEYS[1]) or '0')
 if slot < now then slot = now end
 local wait = slot - now
-if wait > tonumber(ARGV[2]) then return -1 end
+if wait > tonumber(ARGV[2]) then return -1 - wait end
 local nxt = slot + tonumber(ARGV[1])
 redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 1000)
 return wait
@@ -104,7 +105,10 @@ func (l *Limiter) Wait(ctx context.Context, session string) error {
 	}
 	l.out.ok()
 	if wait < 0 {
-		return &webagents.Error{Status: 429, Code: webagents.CodeRateLimited, Message: "Too many requests; try again later."}
+		// Retry-After: when the wait will be within MaxWait again.
+		over := time.Duration(-1-wait)*time.Microsecond - l.opts.MaxWait
+		return &webagents.Error{Status: 429, Code: webagents.CodeRateLimited, Message: "Too many requests; try again later.",
+			RetryAfter: max(over, time.Second)}
 	}
 	if wait == 0 {
 		return nil

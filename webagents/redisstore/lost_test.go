@@ -104,3 +104,17 @@ func TestStoreBoundsOneClient(t *testing.T) {
 		require.NoError(t, err, "a negative bound is no bound")
 	}
 }
+
+// TestLimiterRefusalSaysWhen: a 429 past MaxWait tells the client when the
+// session's queue will be short enough again.
+func TestLimiterRefusalSaysWhen(t *testing.T) {
+	srv := startRedis(t)
+	l := NewLimiter(srv.client(t), &LimiterOptions{Interval: time.Hour, MaxWait: time.Minute})
+	require.NoError(t, l.Wait(t.Context(), "session:x"))
+	err := l.Wait(t.Context(), "session:x")
+	var we *webagents.Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, webagents.CodeRateLimited, we.Code)
+	assert.Greater(t, we.RetryAfter, 58*time.Minute, "the next slot, less MaxWait")
+	assert.LessOrEqual(t, we.RetryAfter, 59*time.Minute)
+}
