@@ -57,7 +57,9 @@ type HandlerOptions struct {
 	// header; nil means NewMemoryIdempotencyStore(nil): 10,000 keys and
 	// 64 MiB of responses, a tenth of each per client.
 	IdempotencyStore IdempotencyStore
-	// IdempotencyWindow is how long a key is remembered; 0 means 24 h.
+	// IdempotencyWindow is how long a key is remembered; 0 means 24 h. A
+	// running batch's reservation lives the window plus the Deadline, and
+	// its response the window from when it is stored.
 	IdempotencyWindow time.Duration
 	// MaxBodyChars bounds a batch body in code points; 0 means 128,000.
 	// Values below 128,000 are an error; the wire cap is 1 MiB.

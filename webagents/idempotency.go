@@ -19,7 +19,10 @@ type IdempotencyReservation struct {
 	Client string
 	// Fingerprint is the SHA-256 of the request body.
 	Fingerprint [32]byte
-	// TTL is the idempotency window: how long the record lives.
+	// TTL is how long the record lives: for Reserve, the idempotency window
+	// plus the batch deadline (so that a window shorter than the deadline
+	// cannot let a running batch's reservation expire); for Complete, the
+	// window, from the completion.
 	TTL time.Duration
 	// Deadline is the latest the batch can end (its start plus the batch
 	// deadline): a retry before then is told to come back after it.
