@@ -82,7 +82,9 @@
 // Reserve answers 503 idempotency_unavailable with Retry-After. Pacing
 // fails closed by default (the operation is refused with 503 unavailable);
 // LimiterOptions.FailOpen lets operations run unpaced instead, so un-keyed
-// batches keep being served. Complete retries for up to CompleteRetry
+// batches keep being served. Once a call has failed, the limiter tries
+// Redis again once per RetryAfter; the calls in between fail open or
+// closed at once rather than each wait OpTimeout. Complete retries for up to CompleteRetry
 // (default 10 s); a record it could not complete stays "in progress" for
 // its window (409 to retries) rather than letting the batch run twice.
 // Each outage is logged once when it starts and once when it ends, not per

@@ -93,3 +93,67 @@ func testHung(t *testing.T, waves int) {
 	// last wave's still unwinding: not one per call.
 	assert.LessOrEqual(t, peak, 2*poolSize+wave, "bounded by the pools, not by the number of calls")
 }
+
+// countHook counts the scripts a client runs.
+type countHook struct{ n atomic.Int32 }
+
+func (*countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (*countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestLimiterOutageFailsFast: while Redis hangs, the limiter tries it once
+// per RetryAfter, not once per operation: the others fail open (or closed)
+// at once instead of each waiting OpTimeout, so a fail-open batch of many
+// operations still runs within its deadline. It tries Redis again after
+// RetryAfter and recovers.
+func TestLimiterOutageFailsFast(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		t.Run(fmt.Sprint("FailOpen=", open), func(t *testing.T) {
+			addr, _ := blackHole(t)
+			rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: time.Minute})
+			defer rdb.Close()
+			hook := &countHook{}
+			rdb.AddHook(hook)
+			l := NewLimiter(rdb, &LimiterOptions{Interval: time.Millisecond, OpTimeout: 20 * time.Millisecond,
+				RetryAfter: time.Hour, FailOpen: open})
+			for range 8 {
+				err := l.Wait(t.Context(), "session:s")
+				if open {
+					assert.NoError(t, err)
+				} else {
+					var we *webagents.Error
+					require.ErrorAs(t, err, &we)
+					assert.Equal(t, webagents.CodeUnavailable, we.Code)
+				}
+			}
+			assert.Equal(t, int32(1), hook.n.Load(), "one call tried the hung Redis")
+		})
+	}
+	t.Run("recovers", func(t *testing.T) {
+		const retryAfter = 500 * time.Millisecond
+		srv := startRedis(t)
+		rdb := srv.client(t)
+		hook := &countHook{}
+		rdb.AddHook(hook)
+		l := NewLimiter(rdb, &LimiterOptions{Interval: time.Millisecond, OpTimeout: 200 * time.Millisecond,
+			RetryAfter: retryAfter})
+		require.NoError(t, l.Wait(t.Context(), "session:r"))
+		srv.stop()
+		require.Error(t, l.Wait(t.Context(), "session:r"))
+		failed, tried := time.Now(), hook.n.Load()
+		require.Error(t, l.Wait(t.Context(), "session:r"))
+		assert.Equal(t, tried, hook.n.Load(), "within RetryAfter: Redis not tried")
+		srv.start()
+		time.Sleep(time.Until(failed.Add(retryAfter + 50*time.Millisecond)))
+		assert.NoError(t, l.Wait(t.Context(), "session:r"), "tried again after RetryAfter")
+	})
+}

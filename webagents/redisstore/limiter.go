@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,8 @@ type LimiterOptions struct {
 	// OpTimeout bounds each Redis call; 0 means [DefaultOpTimeout] (2 s).
 	OpTimeout time.Duration
 	// RetryAfter is what a refusal while Redis is unreachable tells the
-	// client; 0 means [DefaultRetryAfter] (2 s).
+	// client, and how often, while it is, one call tries it again (the
+	// others fail open or closed at once); 0 means [DefaultRetryAfter] (2 s).
 	RetryAfter time.Duration
 	// Logger receives the start and the end of each outage; nil is silent.
 	Logger *slog.Logger
@@ -42,6 +44,9 @@ type Limiter struct {
 	watches bool // see [watchesContext]
 	opts    LimiterOptions
 	out     outage
+	// probeAt is, while Redis fails, when (Unix ns) the next call may try
+	// it again; calls before that fail (open or closed) at once.
+	probeAt atomic.Int64
 }
 
 // NewLimiter returns a limiter keeping its state in rdb.
@@ -81,10 +86,29 @@ redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now
 return wait
 `)
 
+// unavailable is the answer while Redis fails: nil with FailOpen, else 503.
+func (l *Limiter) unavailable() error {
+	if l.opts.FailOpen {
+		return nil
+	}
+	return &webagents.Error{Status: 503, Code: webagents.CodeUnavailable,
+		Message: "Pacing is unavailable; try again later.", RetryAfter: l.opts.RetryAfter}
+}
+
 // Wait implements [webagents.Limiter].
 func (l *Limiter) Wait(ctx context.Context, session string) error {
 	if l.opts.Interval <= 0 {
 		return ctx.Err()
+	}
+	if l.out.failing.Load() {
+		// Redis failed: one call per RetryAfter tries it again, the others
+		// do not wait OpTimeout for it each (with FailOpen, a batch of
+		// many operations would otherwise spend OpTimeout on each).
+		next := l.probeAt.Load()
+		now := time.Now().UnixNano()
+		if now < next || !l.probeAt.CompareAndSwap(next, now+int64(l.opts.RetryAfter)) {
+			return l.unavailable()
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, l.opts.OpTimeout)
 	wait, err := bounded(rctx, l.watches, func(ctx context.Context) (int64, error) {
@@ -96,12 +120,9 @@ func (l *Limiter) Wait(ctx context.Context, session string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		l.probeAt.Store(time.Now().Add(l.opts.RetryAfter).UnixNano())
 		l.out.fail(err)
-		if l.opts.FailOpen {
-			return nil
-		}
-		return &webagents.Error{Status: 503, Code: webagents.CodeUnavailable,
-			Message: "Pacing is unavailable; try again later.", RetryAfter: l.opts.RetryAfter}
+		return l.unavailable()
 	}
 	l.out.ok()
 	if wait < 0 {
