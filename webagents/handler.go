@@ -677,6 +677,12 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		}
 		h.writeError(w, e)
 		return
+	case existing != nil && (existing.Status < 100 || existing.Status > 599):
+		// A store's record net/http cannot send (WriteHeader panics on a
+		// status outside 100..999, and the client would get no answer).
+		h.writeError(w, h.pluggedError(ctx, "webagents: idempotency store failed",
+			fmt.Errorf("stored response has status %d", existing.Status)))
+		return
 	case existing != nil:
 		w.Header().Set("Idempotent-Replayed", "true")
 		h.write(w, existing.Status, bytes.NewBuffer(existing.Body))

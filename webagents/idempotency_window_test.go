@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -191,4 +192,33 @@ func TestHandlerStuckKeyBacksOff(t *testing.T) {
 		assert.Equal(t, "30", retry.Header().Get("Retry-After"), "at most a batch deadline")
 		assert.Equal(t, int32(1), runs.Load())
 	})
+}
+
+// badStatusStore replays a record whose status net/http cannot send.
+type badStatusStore struct {
+	*MemoryIdempotencyStore
+	status int
+}
+
+func (s badStatusStore) Reserve(context.Context, IdempotencyReservation) (*IdempotencyRecord, error) {
+	return &IdempotencyRecord{Fingerprint: sha256.Sum256([]byte(oneOp)), Completed: true, Status: s.status, Body: []byte("{}")}, nil
+}
+
+const oneOp = `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
+
+// TestHandlerReplayBadStatus: a stored status outside what HTTP can carry
+// is a store failure (500), not a panic that leaves the client without an
+// answer.
+func TestHandlerReplayBadStatus(t *testing.T) {
+	for _, status := range []int{0, 42, 1000, -200} {
+		m := manifestWith(t, "", `{"a":{}}`)
+		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
+			IdempotencyStore: badStatusStore{NewMemoryIdempotencyStore(nil), status},
+			Actions:          map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+		require.NoError(t, err)
+		var rec *httptest.ResponseRecorder
+		require.NotPanics(t, func() { rec = post(h, oneOp, map[string]string{"Idempotency-Key": "k"}) }, "status %d", status)
+		assert.Equal(t, 500, rec.Code)
+		assert.Equal(t, CodeInternal, decodeEnvelope(t, rec).Code)
+	}
 }

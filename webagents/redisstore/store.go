@@ -277,7 +277,7 @@ func decodeRecord(v string) (*webagents.IdempotencyRecord, error) {
 		if !ok {
 			return nil, errMalformed
 		}
-		if rec.Status, err = strconv.Atoi(st); err != nil {
+		if rec.Status, err = strconv.Atoi(st); err != nil || rec.Status < 100 || rec.Status > 599 {
 			return nil, errMalformed
 		}
 		rec.Completed, rec.Body = true, []byte(body)

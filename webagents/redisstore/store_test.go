@@ -57,7 +57,10 @@ func TestRecordRoundTrip(t *testing.T) {
 	rec, err = decodeRecord(string(completedValue(r, webagents.IdempotencyRecord{Status: 207, Body: body})))
 	require.NoError(t, err)
 	assert.Equal(t, webagents.IdempotencyRecord{Fingerprint: r.Fingerprint, Deadline: r.Deadline, Completed: true, Status: 207, Body: body}, *rec)
-	for _, bad := range []string{"", "0", "2|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|t", "0|zz|1|t", "1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|x|b", "1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1"} {
+	for _, bad := range []string{"", "0", "2|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|t", "0|zz|1|t", "1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|x|b", "1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1",
+		// statuses an HTTP response cannot carry
+		"1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|0|b", "1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|-200|b",
+		"1|" + string(bytes.Repeat([]byte("a"), 64)) + "|1|1000|b"} {
 		_, err := decodeRecord(bad)
 		assert.Error(t, err, "%q", bad)
 	}
