@@ -202,13 +202,12 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		// token in the value is this request's alone.
 		s.outage.ok()
 		if len(quota) == 2 && quota[0] > int64(s.maxClient) {
-			// Over its share: undo the reservation (best effort: if this
-			// fails, the key answers 409 until it expires) and refuse.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-			_, _ = bounded(rctx, s.watches, func(ctx context.Context) (struct{}, error) {
+			// Over its share: undo the reservation (best effort, within
+			// this call's time: if it fails, the key answers 409 until it
+			// expires) and refuse.
+			_, _ = bounded(ctx, s.watches, func(ctx context.Context) (struct{}, error) {
 				return struct{}{}, releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, mine).Err()
 			})
-			cancel()
 			e := s.unavailable()
 			e.Message = "Too many requests with an Idempotency-Key from this client; try again later."
 			e.RetryAfter = max(time.Duration(quota[1])*time.Millisecond, time.Second)
