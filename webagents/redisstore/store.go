@@ -150,15 +150,6 @@ end
 return 0
 `)
 
-// quotaScript counts one keyed request of the client KEYS[1] in its
-// window of ARGV[1] ms (started by its first one) and returns the count
-// and the window's remaining milliseconds.
-const quotaScript = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return {n, redis.call('PTTL', KEYS[1])}
-`
-
 // unquotaScript gives back a count quotaScript took, unless the window
 // ended meanwhile (a DECR would make a key without expiry).
 var unquotaScript = redis.NewScript(`
@@ -183,17 +174,24 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 	set := func(ctx context.Context, c redis.Cmdable) *redis.StatusCmd {
 		return c.SetArgs(ctx, s.key(r.Key), mine, redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)})
 	}
-	var quota []int64
+	var count int64 = -1
 	old, err := bounded(ctx, s.watches, func(ctx context.Context) (string, error) {
 		if s.maxClient == 0 {
 			return set(ctx, s.rdb).Result()
 		}
-		// One round trip: the client's count and the reservation.
+		// One round trip of plain commands (a script costs Redis several
+		// times as much): count the client's request, start its window if
+		// the count has none (NX: also repairs a count left without one),
+		// and reserve.
+		qk := s.quotaKey(r.Client)
 		pipe := s.rdb.Pipeline()
-		q := pipe.Eval(ctx, quotaScript, []string{s.quotaKey(r.Client)}, ttlMillis(r.TTL))
+		incr := pipe.Incr(ctx, qk)
+		pipe.Do(ctx, "pexpire", qk, ttlMillis(r.TTL), "NX")
 		cmd := set(ctx, pipe)
 		_, _ = pipe.Exec(ctx)
-		quota, _ = q.Int64Slice()
+		if n, err := incr.Result(); err == nil {
+			count = n
+		}
 		return cmd.Result()
 	})
 	if errors.Is(err, redis.Nil) || (err == nil && old == mine) {
@@ -201,7 +199,7 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		// after losing its reply (go-redis retries by default), and the
 		// token in the value is this request's alone.
 		s.outage.ok()
-		if len(quota) == 2 && quota[0] > int64(s.maxClient) {
+		if count > int64(s.maxClient) {
 			// Over its share: undo the reservation (best effort, within
 			// this call's time: if it fails, the key answers 409 until it
 			// expires) and refuse.
@@ -210,7 +208,10 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 			})
 			e := s.unavailable()
 			e.Message = "Too many requests with an Idempotency-Key from this client; try again later."
-			e.RetryAfter = max(time.Duration(quota[1])*time.Millisecond, time.Second)
+			left, _ := bounded(ctx, s.watches, func(ctx context.Context) (time.Duration, error) {
+				return s.rdb.PTTL(ctx, s.quotaKey(r.Client)).Result()
+			})
+			e.RetryAfter = max(left, time.Second)
 			return nil, e
 		}
 		return nil, nil
@@ -232,7 +233,7 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		return nil, s.unavailable()
 	}
 	s.outage.ok()
-	if len(quota) == 2 {
+	if count >= 0 {
 		// Only new reservations take room: a replay, a 409 or a 422 gives
 		// its count back, so that a client polling a key stuck in progress
 		// does not use up its share. Best effort, within this call's time.
