@@ -67,8 +67,11 @@ type IdempotencyStore interface {
 	// made the reservation. Records expire r.TTL after they are stored.
 	Reserve(ctx context.Context, r IdempotencyReservation) (*IdempotencyRecord, error)
 	// Complete replaces r's reservation with the finished response, kept
-	// for r.TTL from now. It does nothing when r.Token no longer holds the
-	// reservation.
+	// for r.TTL from now. It does nothing when another request holds the
+	// key. When the key holds nothing (a store that can lose records, such
+	// as Redis after a failover, lost the reservation while the batch ran)
+	// it should store the response all the same, so that a retry replays
+	// it rather than run the batch again.
 	Complete(ctx context.Context, r IdempotencyReservation, rec IdempotencyRecord) error
 	// Release drops r's reservation, which will not complete; it does
 	// nothing when r.Token no longer holds it.
