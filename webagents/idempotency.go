@@ -289,8 +289,23 @@ func (s *MemoryIdempotencyStore) Complete(_ context.Context, r IdempotencyReserv
 	defer s.mu.Unlock()
 	s.init()
 	e, ok := s.entries[r.Key]
-	if !ok || e.token != r.Token || e.rec.Completed || !now.Before(e.expires) {
-		return nil // the reservation is gone, or another request's
+	if ok && !now.Before(e.expires) {
+		s.remove(r.Key, e)
+		ok = false
+	}
+	if !ok {
+		// The reservation expired while the batch ran (past its window and
+		// deadline) and nobody took the key over: store the response all
+		// the same, so that a retry replays it. Over the bounds if need
+		// be, as for every batch that ran.
+		rec.Completed = true
+		s.entries[r.Key] = &memoryEntry{rec: rec, expires: now.Add(r.TTL), client: r.Client, token: r.Token}
+		s.charge(r.Client, 1, len(rec.Body))
+		s.appendOrder(r.Key)
+		return nil
+	}
+	if e.token != r.Token || e.rec.Completed {
+		return nil // another request's
 	}
 	rec.Completed = true
 	s.charge(e.client, 0, len(rec.Body)-len(e.rec.Body))

@@ -45,6 +45,22 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) webagents.IdempotencyS
 		assert.Equal(t, `{"ok":true}`, string(rec.Body))
 		assert.Equal(t, r.Fingerprint, rec.Fingerprint, "the adapter compares it to refuse a reused key with 422")
 	})
+	t.Run("a response outlives a lost reservation", func(t *testing.T) {
+		// The reservation expired while its batch ran and nobody took the
+		// key: the batch ran, so its response is stored all the same.
+		s, ctx := newStore(t), t.Context()
+		r := reservation("lost", "t1", 50*time.Millisecond)
+		rec, err := s.Reserve(ctx, r)
+		require.NoError(t, err)
+		require.Nil(t, rec)
+		time.Sleep(100 * time.Millisecond)
+		r.TTL = time.Hour
+		require.NoError(t, s.Complete(ctx, r, webagents.IdempotencyRecord{Fingerprint: r.Fingerprint, Status: 200, Body: []byte(`{}`)}))
+		rec, err = s.Reserve(ctx, reservation("lost", "t2", time.Hour))
+		require.NoError(t, err)
+		require.NotNil(t, rec, "a retry replays it")
+		assert.True(t, rec.Completed)
+	})
 	t.Run("release frees the key", func(t *testing.T) {
 		s, ctx := newStore(t), t.Context()
 		r := reservation("k2", "t1", time.Hour)
