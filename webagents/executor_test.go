@@ -351,7 +351,13 @@ func TestSessionLimiterRefusesLongWaits(t *testing.T) {
 		var e *Error
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, CodeRateLimited, e.Code)
+		assert.Equal(t, time.Second, e.RetryAfter, "50 ms over MaxWait: at least a second")
 		assert.NoError(t, <-done)
+
+		long := &SessionLimiter{Interval: 10 * time.Second, MaxWait: 5 * time.Second}
+		require.NoError(t, long.Wait(t.Context(), "s"))
+		require.ErrorAs(t, long.Wait(t.Context(), "s"), &e) // would wait 10 s
+		assert.Equal(t, 5*time.Second, e.RetryAfter, "when the wait is within MaxWait again")
 
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() { done <- l.Wait(ctx, "s") }()
@@ -368,6 +374,7 @@ func TestSessionLimiterBoundsSessions(t *testing.T) {
 		require.NoError(t, l.Wait(t.Context(), "b"))
 		var e *Error
 		require.ErrorAs(t, l.Wait(t.Context(), "c"), &e, "a third session while two are paced")
+		assert.Equal(t, time.Second, e.RetryAfter, "when the first session's slot passes")
 		time.Sleep(time.Second)
 		assert.NoError(t, l.Wait(t.Context(), "c"), "expired sessions are dropped")
 	})

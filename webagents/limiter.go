@@ -44,14 +44,17 @@ func (l *SessionLimiter) Wait(ctx context.Context, session string) error {
 	}
 	slot, known := l.next[session]
 	if !known && len(l.next) >= maxSessions {
+		var first time.Time // the earliest slot: when a session frees up
 		for k, t := range l.next {
 			if !t.After(now) {
 				delete(l.next, k)
+			} else if first.IsZero() || t.Before(first) {
+				first = t
 			}
 		}
 		if len(l.next) >= maxSessions {
 			l.mu.Unlock()
-			return errorf(CodeRateLimited, "Too many requests; try again later.")
+			return rateLimited(first.Sub(now))
 		}
 	}
 	if slot.Before(now) {
@@ -60,7 +63,7 @@ func (l *SessionLimiter) Wait(ctx context.Context, session string) error {
 	wait := slot.Sub(now)
 	if wait > maxWait {
 		l.mu.Unlock()
-		return errorf(CodeRateLimited, "Too many requests; try again later.")
+		return rateLimited(wait - maxWait) // when the wait is within MaxWait again
 	}
 	l.next[session] = slot.Add(l.Interval)
 	l.mu.Unlock()
@@ -75,6 +78,14 @@ func (l *SessionLimiter) Wait(ctx context.Context, session string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// rateLimited is the 429 of a [SessionLimiter], with a Retry-After of
+// after, at least a second.
+func rateLimited(after time.Duration) *Error {
+	e := errorf(CodeRateLimited, "Too many requests; try again later.")
+	e.RetryAfter = max(after, time.Second)
+	return e
 }
 
 func netipAddrPort(s string) (netip.AddrPort, error) { return netip.ParseAddrPort(s) }
