@@ -150,7 +150,7 @@ end
 return 0
 `)
 
-// unquotaScript gives back a count quotaScript took, unless the window
+// unquotaScript gives back a count Reserve's INCR took, unless the window
 // ended meanwhile (a DECR would make a key without expiry).
 var unquotaScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -203,8 +203,8 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 			// Over its share: undo the reservation (best effort, within
 			// this call's time: if it fails, the key answers 409 until it
 			// expires) and refuse.
-			_, _ = bounded(ctx, s.watches, func(ctx context.Context) (struct{}, error) {
-				return struct{}{}, releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, mine).Err()
+			_ = boundedErr(ctx, s.watches, func(ctx context.Context) error {
+				return releaseScript.Run(ctx, s.rdb, []string{s.key(r.Key)}, mine).Err()
 			})
 			e := s.unavailable()
 			e.Message = "Too many requests with an Idempotency-Key from this client; try again later."
@@ -237,8 +237,8 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		// Only new reservations take room: a replay, a 409 or a 422 gives
 		// its count back, so that a client polling a key stuck in progress
 		// does not use up its share. Best effort, within this call's time.
-		_, _ = bounded(ctx, s.watches, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, unquotaScript.Run(ctx, s.rdb, []string{s.quotaKey(r.Client)}).Err()
+		_ = boundedErr(ctx, s.watches, func(ctx context.Context) error {
+			return unquotaScript.Run(ctx, s.rdb, []string{s.quotaKey(r.Client)}).Err()
 		})
 	}
 	rec, err := decodeRecord(old)
@@ -314,7 +314,7 @@ func (s *Store) retrying(ctx context.Context, op func(context.Context) error) er
 	backoff := 50 * time.Millisecond
 	for {
 		octx, cancel := context.WithTimeout(ctx, s.timeout)
-		_, err := bounded(octx, s.watches, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
+		err := boundedErr(octx, s.watches, op)
 		cancel()
 		if err == nil {
 			s.outage.ok()
@@ -381,6 +381,12 @@ func bounded[T any](ctx context.Context, watches bool, fn func(context.Context) 
 			return zero, ctx.Err()
 		}
 	}
+}
+
+// boundedErr is [bounded] for a call with no result.
+func boundedErr(ctx context.Context, watches bool, fn func(context.Context) error) error {
+	_, err := bounded(ctx, watches, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) })
+	return err
 }
 
 // outage logs the start and the end of a run of failures, once each.
