@@ -23,8 +23,12 @@ const (
 
 // SiteToolsOptions configures [DiscoverSites]. Nil means defaults.
 type SiteToolsOptions struct {
-	// Client discovers manifests and runs batches. Nil means a zero
-	// webagents.Client.
+	// Client discovers manifests and runs batches. Nil means a
+	// webagents.Client logging to Logger whose HTTP client is
+	// webagents.NewHTTPClient (the webagents client's own transport limits)
+	// with a [NewSiteCookieJar]: a site's session lasts across tool calls and
+	// never reaches another site. A Client of your own should keep cookies
+	// per origin the same way.
 	Client *webagents.Client
 	// AllowWrites permits actions whose effect is "write", and
 	// AllowIrreversible those whose effect is "irreversible", exactly as
@@ -85,7 +89,7 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 		st.opts = *opts
 	}
 	if st.opts.Client == nil {
-		st.opts.Client = &webagents.Client{}
+		st.opts.Client = &webagents.Client{HTTPClient: webagents.NewHTTPClient(NewSiteCookieJar()), Logger: st.opts.Logger}
 	}
 	if st.opts.WritesFlag == "" {
 		st.opts.WritesFlag = "--allow-writes"
