@@ -1,8 +1,10 @@
 package mcptools
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +47,38 @@ func TestSiteCookieJar(t *testing.T) {
 	}
 	jar.SetCookies(parse("ftp://shop.example.co.uk/"), []*http.Cookie{{Name: "f", Value: "1"}})
 	assert.Empty(t, names("ftp://shop.example.co.uk/"), "no origin, no cookies")
+}
+
+// TestSiteCookieJarBounds: a site cannot make the jar keep more than
+// MaxSiteCookies cookies, or one over MaxSiteCookieBytes; it can still
+// replace and delete its own.
+func TestSiteCookieJarBounds(t *testing.T) {
+	jar := NewSiteCookieJar()
+	u, err := url.Parse("https://shop.example/")
+	require.NoError(t, err)
+	var many []*http.Cookie
+	for i := range MaxSiteCookies + 10 {
+		many = append(many, &http.Cookie{Name: fmt.Sprintf("c%d", i), Value: "v", Path: "/"})
+	}
+	many = append(many, &http.Cookie{Name: "big", Value: strings.Repeat("x", MaxSiteCookieBytes), Path: "/"})
+	jar.SetCookies(u, many)
+	values := func() map[string]string {
+		out := map[string]string{}
+		for _, c := range jar.Cookies(u) {
+			out[c.Name] = c.Value
+		}
+		return out
+	}
+	got := values()
+	assert.Len(t, got, MaxSiteCookies)
+	assert.NotContains(t, got, "big")
+	assert.NotContains(t, got, fmt.Sprintf("c%d", MaxSiteCookies))
+
+	jar.SetCookies(u, []*http.Cookie{{Name: "c0", Value: "new", Path: "/"}, {Name: "c1", Path: "/", MaxAge: -1}})
+	jar.SetCookies(u, []*http.Cookie{{Name: "late", Value: "v", Path: "/"}})
+	got = values()
+	assert.Equal(t, "new", got["c0"], "replacing one's own cookie when full")
+	assert.NotContains(t, got, "c1")
+	assert.Contains(t, got, "late", "a deletion frees a place")
+	assert.Len(t, got, MaxSiteCookies)
 }
