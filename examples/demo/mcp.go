@@ -113,8 +113,15 @@ func mcpStep(ctx context.Context, r *runner) (string, error) {
 	}
 	r.logf("tools/list → %d tools: %s", len(names), strings.Join(names, ", "))
 
-	// WebAgents: one of the shop's actions, as a tool.
-	text, err := c.tool(cctx, "catalog.search", map[string]any{"query": "wireless keyboard"})
+	// WebAgents: one of the shop's actions, as a tool named after the
+	// shop's host ("127.0.0.1_PORT_catalog.search").
+	search := "catalog.search"
+	for _, n := range names {
+		if strings.HasSuffix(n, "_catalog.search") {
+			search = n
+		}
+	}
+	text, err := c.tool(cctx, search, map[string]any{"query": "wireless keyboard"})
 	if err != nil {
 		return "", err
 	}

@@ -9,7 +9,8 @@
 //     extbridge.Hub (hub_navigate, hub_read, hub_click, hub_type,
 //     hub_screenshot, hub_tabs);
 //   - [DiscoverSites] and [Sites.AddTools]: one tool per WebAgents action of
-//     each site, plus webagents_batch and webagents_status.
+//     each site, named "<host>_<action>", plus webagents_batch and
+//     webagents_status.
 //
 // It also has the two transports the agentbridge-mcp command serves:
 // [StdioTransport], a stdio transport that answers a malformed line with a
@@ -41,7 +42,8 @@
 // body at most [DefaultMaxRequestBodyBytes] (4 MiB). The sources keep their
 // own packages' limits: the agent protocol client's response size, the hub's
 // frame limits and command timeouts, the webagents client's document and
-// response caps.
+// response caps and, for the default site client, its transport's 64 KiB of
+// response headers (1xx responses included).
 //
 // # Concurrency
 //
@@ -52,9 +54,14 @@
 //
 // # Security
 //
-// Page text, snapshots and site results are untrusted data. Writes to a site
-// need explicit consent ([SiteToolsOptions].AllowWrites, AllowIrreversible),
-// checked before anything is sent. The HTTP handler refuses non-loopback peers
+// Page text, snapshots and site results are untrusted data. What a WebAgents
+// site wrote (action descriptions, answers) reaches the model between
+// <untrusted-site-data …> and </untrusted-site-data> markers, as JSON that
+// cannot hold a marker. Writes to a site need explicit consent
+// ([SiteToolsOptions].AllowWrites, AllowIrreversible), checked before
+// anything is sent, and carry an Idempotency-Key the model can reuse to
+// retry without running an action twice. The default site client keeps
+// cookies per origin ([NewSiteCookieJar]): no site sees another's session. The HTTP handler refuses non-loopback peers
 // and Host names, any browser Origin not explicitly allowed, and requests
 // without the bearer token. Nothing is logged to standard output.
 package mcptools
