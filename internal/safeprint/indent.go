@@ -2,6 +2,7 @@ package safeprint
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -59,6 +60,11 @@ func Indent(w io.Writer, src []byte, opts *IndentOptions) error {
 	if err := validate(src); err != nil {
 		return err
 	}
+	return indentValid(w, src, opts)
+}
+
+// indentValid is Indent of a valid src.
+func indentValid(w io.Writer, src []byte, opts *IndentOptions) error {
 	p := newPrinter(make([]byte, 0, flushAt), src, opts)
 	p.w = w
 	p.run()
@@ -70,11 +76,10 @@ func Indent(w io.Writer, src []byte, opts *IndentOptions) error {
 // invalid JSON it returns dst unchanged and the error. It measures the
 // output first, so dst grows once, to the size it needs.
 func AppendIndent(dst, src []byte, opts *IndentOptions) ([]byte, error) {
-	n, err := indentedSize(src, opts)
-	if err != nil {
+	if err := validate(src); err != nil {
 		return dst, err
 	}
-	p := newPrinter(slices.Grow(dst, n), src, opts)
+	p := newPrinter(slices.Grow(dst, indentedSize(src, opts)), src, opts)
 	p.written = -len(dst)
 	p.run()
 	return p.out, nil
@@ -83,23 +88,20 @@ func AppendIndent(dst, src []byte, opts *IndentOptions) ([]byte, error) {
 // IndentString returns src indented as [Indent] writes it, in memory of
 // the output's size.
 func IndentString(src []byte, opts *IndentOptions) (string, error) {
-	n, err := indentedSize(src, opts)
-	if err != nil {
+	if err := validate(src); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.Grow(n)
-	if err := Indent(&b, src, opts); err != nil {
-		return "", err
-	}
+	b.Grow(indentedSize(src, opts))
+	_ = indentValid(&b, src, opts) // a strings.Builder does not fail
 	return b.String(), nil
 }
 
-// indentedSize is the length of src indented.
-func indentedSize(src []byte, opts *IndentOptions) (int, error) {
+// indentedSize is the length of a valid src indented.
+func indentedSize(src []byte, opts *IndentOptions) int {
 	var c counter
-	err := Indent(&c, src, opts)
-	return int(c), err
+	_ = indentValid(&c, src, opts) // a counter does not fail
+	return int(c)
 }
 
 type counter int
@@ -119,7 +121,7 @@ func validate(src []byte) error {
 	if err := json.Unmarshal(src, &raw); err != nil {
 		return err
 	}
-	return &json.SyntaxError{} // unreachable: Unmarshal and Valid use one scanner
+	return errors.New("safeprint: invalid JSON") // unreachable: Unmarshal and Valid share a scanner
 }
 
 // printer indents a valid JSON text in one pass. Because the text is

@@ -3,6 +3,7 @@ package safeprint
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -223,4 +224,44 @@ func depthOf(src []byte) int {
 		}
 	}
 	return deepest
+}
+
+// snapshotLike is an ordinary result: a page snapshot's list of nodes.
+func snapshotLike() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"url":"https://shop.example/","title":"Shop","nodes":[`)
+	for i := range 400 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"ref":"@e%d","role":"link","name":"Product %d — wool socks","inViewport":%t,"bounds":{"x":%d,"y":%d,"w":120,"h":18}}`, i, i, i%3 == 0, i*7, i*18)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+func BenchmarkIndent(b *testing.B) {
+	src := snapshotLike()
+	b.Run("json.Indent", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			var out bytes.Buffer
+			_ = json.Indent(&out, src, "", "  ")
+		}
+	})
+	b.Run("IndentString", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			_, _ = IndentString(src, nil)
+		}
+	})
+	b.Run("Indent", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			_ = Indent(io.Discard, src, nil)
+		}
+	})
 }
