@@ -66,7 +66,11 @@
 // accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
 // keep-alive connections idle for [DefaultHTTPIdleTimeout] and keeps at most
 // [DefaultMaxIdleHTTPConns] connections without a request in progress.
-// Every limit is checked before allocating.
+// A tool result's [ToolResult.Text] indents JSON as json.Indent does only
+// 64 levels deep (deeper containers are written compactly) and stops at
+// 16 MiB with a line saying how many of the result's bytes were left out:
+// a deeply nested result costs the size of its text, never the square of
+// its depth. Every limit is checked before allocating.
 //
 // # Concurrency
 //

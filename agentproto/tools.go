@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
@@ -291,7 +292,9 @@ type ToolResult struct {
 	// weboperator_execute_goal, the finished task's [GoalSummary].
 	Result json.RawMessage
 	// Text is what an adapter shows a model, as the reference's: a string
-	// result as is, anything else as indented JSON. For a screenshot
+	// result as is, anything else as indented JSON (two spaces, as
+	// json.Indent; containers nested deeper than 64 levels compact, cut
+	// at 16 MiB with a line saying so). For a screenshot
 	// decoded into Image it is a one-line description instead of the
 	// megabytes of base64.
 	Text string
@@ -521,7 +524,9 @@ func newToolResult(res json.RawMessage) *ToolResult {
 }
 
 // resultText is the reference's text of a result: a string as is,
-// anything else as JSON indented by two spaces.
+// anything else as JSON indented by two spaces, within safeprint's limits
+// (64 levels indented, 16 MiB), so that a deeply nested result cannot cost
+// memory with the square of its depth.
 func resultText(res json.RawMessage) string {
 	if len(res) > 0 && res[0] == '"' {
 		var s string
@@ -529,11 +534,11 @@ func resultText(res json.RawMessage) string {
 			return s
 		}
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, res, "", "  "); err != nil {
+	out, err := safeprint.IndentString(res, nil)
+	if err != nil {
 		return string(res)
 	}
-	return out.String()
+	return out
 }
 
 // resultImage decodes the image a result carries in dataUrl (what the

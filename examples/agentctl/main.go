@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 )
 
 // Exit codes.
@@ -75,6 +76,12 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 
 // run runs agentctl with args (os.Args[1:]) and returns the exit code.
 func run(ctx context.Context, args []string, e env) int {
+	// Results, events and error messages carry what pages and the
+	// extension sent: keep terminal control sequences out of them.
+	stdout, stderr := safeprint.NewWriter(e.Stdout), safeprint.NewWriter(e.Stderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	e.Stdout, e.Stderr = stdout, stderr
 	g := &globalFlags{}
 	fs := flag.NewFlagSet("agentctl", flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)

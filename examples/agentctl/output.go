@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 )
 
 // defaultTimeout bounds a command when -timeout is not given: the
@@ -47,7 +48,8 @@ func callAndPrint(ctx context.Context, c *agentproto.Client, e env, timeout time
 	sub.Close()
 	<-printed
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "agentctl: %v\n", err)
+		// The message may be the extension's: one line of it.
+		fmt.Fprintf(e.Stderr, "agentctl: %s\n", safeprint.Line(err.Error()))
 		return exitError
 	}
 	if err := printResult(e.Stdout, res); err != nil {
@@ -93,26 +95,28 @@ func compact(raw []byte) []byte {
 }
 
 // printResult prints a result: text as is, anything else as JSON
-// indented by two spaces (as the reference agent-client prints).
+// indented by two spaces (as the reference agent-client prints), within
+// safeprint's bounds: 64 levels indented, deeper ones compact, the output
+// cut at 16 MiB with a line saying so.
 func printResult(w io.Writer, v any) error {
-	var out []byte
-	var err error
+	var raw []byte
 	switch r := v.(type) {
 	case nil:
 		return nil
 	case text:
-		_, err = io.WriteString(w, string(r))
+		_, err := io.WriteString(w, string(r))
 		return err
 	case json.RawMessage:
-		var b bytes.Buffer
-		err = json.Indent(&b, r, "", "  ")
-		out = b.Bytes()
+		raw = r
 	default:
-		out, err = json.MarshalIndent(v, "", "  ")
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			return err
+		}
 	}
-	if err != nil {
+	if err := safeprint.Indent(w, raw, nil); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", out)
+	_, err := io.WriteString(w, "\n")
 	return err
 }

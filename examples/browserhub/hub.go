@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 )
 
 // DefaultApprovalTimeout bounds the wait for an answer to "approve?".
@@ -77,7 +78,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
-	out := &printer{w: cfg.Out}
+	// Pages and the extension choose much of what is printed: no control
+	// character of theirs reaches the terminal as is.
+	out := &printer{w: safeprint.NewWriter(cfg.Out)}
 	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard}
 	defer be.stop() // the panel's reply turns
 	hub, err := extbridge.NewHub(&extbridge.HubOptions{
@@ -87,7 +90,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Backend:      be,
 		Logger:       cfg.Logger,
 		OnConnect: func(ci extbridge.ConnInfo) {
-			out.printf("extension connected (version %s, origin %s)", orNone(ci.Version), orNone(ci.Origin))
+			out.printf("extension connected (version %s, origin %s)", safeprint.Line(orNone(ci.Version)), safeprint.Line(orNone(ci.Origin)))
 		},
 		OnDisconnect: func(extbridge.ConnInfo, error) { out.printf("extension disconnected") },
 	})
@@ -213,7 +216,7 @@ func (s *session) handle(ctx context.Context, line string) {
 		err = s.run(ctx, cmd)
 	}
 	if err != nil {
-		s.out.printf("error: %v", err)
+		s.out.printf("error: %s", safeprint.Line(err.Error()))
 	}
 }
 
@@ -227,7 +230,7 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 		if err != nil {
 			return err
 		}
-		s.out.printf("%s %s", res.URL, res.Title)
+		s.out.printf("%s %s", safeprint.Line(res.URL), safeprint.Line(res.Title))
 	case "read":
 		res, err := h.Read(ctx, cmd.Selector)
 		if err != nil {

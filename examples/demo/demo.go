@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -72,8 +73,21 @@ func skip(format string, args ...any) error { return &skipError{reason: fmt.Spri
 // atEnd registers f to run when the tour ends, last registered first.
 func (r *runner) atEnd(f func()) { r.cleanups = append(r.cleanups, f) }
 
-// logf prints one progress line, indented under the current step.
+// newRunner returns the runner of a run that prints to out. Pages, the
+// extension and the servers choose some of what is printed: no control
+// character of theirs reaches the terminal as is.
+func newRunner(opts Options, out io.Writer, dir string) *runner {
+	return &runner{opts: opts, out: safeprint.NewWriter(out), dir: dir}
+}
+
+// logf prints one progress line, indented under the current step; a
+// string argument is shown on that one line (its line breaks visible).
 func (r *runner) logf(format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = safeprint.Line(s)
+		}
+	}
 	fmt.Fprintf(r.out, "    "+format+"\n", args...)
 }
 
@@ -105,12 +119,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	r := newRunner(opts, out, dir)
+	out = r.out
 	if opts.KeepTemp {
 		fmt.Fprintf(out, "temporary folder (kept): %s\n", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	r := &runner{opts: opts, out: out, dir: dir}
 	defer func() {
 		for i := len(r.cleanups) - 1; i >= 0; i-- {
 			r.cleanups[i]()

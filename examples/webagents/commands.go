@@ -37,7 +37,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, errFileTooLarge) {
 		// Over the document limit whatever its characters: an invalid
 		// manifest, not a usage error.
-		fmt.Fprintf(stdout, "%s: invalid: %v\n", pos[0], webagents.ErrDocumentTooLarge)
+		fmt.Fprintf(stdout, "%s: invalid: %v\n", line(pos[0]), webagents.ErrDocumentTooLarge)
 		return exitInvalid
 	}
 	if err != nil {
@@ -48,21 +48,21 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	var ve *webagents.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		fmt.Fprintf(stdout, "%s: invalid (%d problems)\n", pos[0], len(ve.Problems))
+		fmt.Fprintf(stdout, "%s: invalid (%d problems)\n", line(pos[0]), len(ve.Problems))
 		for _, p := range ve.Problems {
-			fmt.Fprintf(stdout, "  error   %s\n", p)
+			fmt.Fprintf(stdout, "  error   %s\n", line(p))
 		}
 		return exitInvalid
 	case errors.Is(err, webagents.ErrNoManifest):
-		fmt.Fprintf(stdout, "%s: invalid: neither raw JSON nor one ```webagents fenced block\n", pos[0])
+		fmt.Fprintf(stdout, "%s: invalid: neither raw JSON nor one ```webagents fenced block\n", line(pos[0]))
 		return exitInvalid
 	case err != nil:
-		fmt.Fprintf(stdout, "%s: invalid: %v\n", pos[0], err)
+		fmt.Fprintf(stdout, "%s: invalid: %s\n", line(pos[0]), line(err))
 		return exitInvalid
 	}
-	fmt.Fprintf(stdout, "%s: valid (%d actions)\n", pos[0], len(m.Actions))
+	fmt.Fprintf(stdout, "%s: valid (%d actions)\n", line(pos[0]), len(m.Actions))
 	for _, w := range m.Warnings {
-		fmt.Fprintf(stdout, "  warning %s\n", w)
+		fmt.Fprintf(stdout, "  warning %s\n", line(w))
 	}
 	return exitOK
 }
@@ -100,36 +100,34 @@ func check(ctx context.Context, c *webagents.Client, args []string, stdout, stde
 	}
 	rep, err := c.Check(ctx, pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "webagents check: %v\n", err)
+		fmt.Fprintf(stderr, "webagents check: %s\n", line(err))
 		return exitUsage
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = printJSON(stdout, rep)
 	} else {
 		for _, d := range rep.Documents {
 			if d.Error != "" {
-				fmt.Fprintf(stdout, "%-4s %s: %s\n", d.Method, d.URL, d.Error)
+				fmt.Fprintf(stdout, "%-4s %s: %s\n", d.Method, line(d.URL), line(d.Error))
 			} else {
-				fmt.Fprintf(stdout, "%-4s %s: %d %s\n", d.Method, d.URL, d.Status, d.ContentType)
+				fmt.Fprintf(stdout, "%-4s %s: %d %s\n", d.Method, line(d.URL), d.Status, line(d.ContentType))
 			}
 		}
 		for _, p := range rep.Problems {
-			fmt.Fprintf(stdout, "error   %s\n", p)
+			fmt.Fprintf(stdout, "error   %s\n", line(p))
 		}
 		for _, w := range rep.Warnings {
-			fmt.Fprintf(stdout, "warning %s\n", w)
+			fmt.Fprintf(stdout, "warning %s\n", line(w))
 		}
 		if rep.Endpoint != "" {
-			fmt.Fprintf(stdout, "endpoint: %s\n", rep.Endpoint)
+			fmt.Fprintf(stdout, "endpoint: %s\n", line(rep.Endpoint))
 		}
-		fmt.Fprintf(stdout, "actions in scope: %s\n", strings.Join(rep.ActionsInScope, ", "))
+		fmt.Fprintf(stdout, "actions in scope: %s\n", line(strings.Join(rep.ActionsInScope, ", ")))
 		verdict := "valid"
 		if !rep.Valid {
 			verdict = "invalid"
 		}
-		fmt.Fprintf(stdout, "%s: %s (%d problems, %d warnings)\n", rep.URL, verdict, len(rep.Problems), len(rep.Warnings))
+		fmt.Fprintf(stdout, "%s: %s (%d problems, %d warnings)\n", line(rep.URL), verdict, len(rep.Problems), len(rep.Warnings))
 	}
 	if !rep.Valid {
 		return exitInvalid
@@ -151,31 +149,28 @@ func discover(ctx context.Context, c *webagents.Client, args []string, stdout, s
 	}
 	d, err := c.Discover(ctx, pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "webagents discover: %v\n", err)
+		fmt.Fprintf(stderr, "webagents discover: %s\n", line(err))
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "status: %s\n", d.Status)
 	switch d.Status {
 	case webagents.DiscoveryFound:
 	case webagents.DiscoveryNoActions:
-		fmt.Fprintf(stdout, "document: %s\n", d.DocumentURL)
+		fmt.Fprintf(stdout, "document: %s\n", line(d.DocumentURL))
 		fmt.Fprintln(stdout, "the site publishes actions, none for this page: fall back to normal browsing")
 		return exitNoActions
 	default:
 		if d.Err != nil {
-			fmt.Fprintf(stdout, "reason: %v\n", d.Err)
+			fmt.Fprintf(stdout, "reason: %s\n", line(d.Err))
 		}
 		fmt.Fprintln(stdout, "fall back to normal browsing")
 		return exitInvalid
 	}
-	fmt.Fprintf(stdout, "document: %s\nendpoint: %s\n", d.DocumentURL, d.Endpoint)
+	fmt.Fprintf(stdout, "document: %s\nendpoint: %s\n", line(d.DocumentURL), line(d.Endpoint))
 	for _, w := range d.Warnings {
-		fmt.Fprintf(stdout, "warning %s\n", w)
+		fmt.Fprintf(stdout, "warning %s\n", line(w))
 	}
-	view := d.Manifest.ModelView(pathOf(pos[0]))
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(view)
+	_ = printJSON(stdout, d.Manifest.ModelView(pathOf(pos[0])))
 	return exitOK
 }
 
@@ -246,12 +241,10 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 			fmt.Fprintln(stderr, "webagents run: replayed: the site answered with its stored response to an earlier request with this idempotency key; the batch did not run again")
 		}
 		for _, w := range res.Warnings {
-			fmt.Fprintf(stderr, "webagents run: warning: %s\n", w)
+			fmt.Fprintf(stderr, "webagents run: warning: %s\n", line(w))
 		}
 		if res.Response != nil {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(res.Response)
+			_ = printJSON(stdout, res.Response)
 		} else if len(res.Body) > 0 {
 			// Not an envelope: show what the site said, as it said it.
 			_, _ = stdout.Write(res.Body)
@@ -263,10 +256,10 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 	var pe *webagents.ProtocolError
 	switch {
 	case errors.As(err, &pe):
-		fmt.Fprintf(stderr, "webagents run: %v\n", err)
+		fmt.Fprintf(stderr, "webagents run: %s\n", line(err))
 		return exitProtocol
 	case err != nil:
-		fmt.Fprintf(stderr, "webagents run: %v\n", err)
+		fmt.Fprintf(stderr, "webagents run: %s\n", line(err))
 		return exitInvalid
 	}
 	return exitOK

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -52,7 +53,10 @@ func main() {
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer, client *webagents.Client) int {
 	// Much of what is printed comes from the sites checked (error messages,
 	// headers, manifests): keep terminal control sequences out of it.
-	stdout, stderr = inertWriter{stdout}, inertWriter{stderr}
+	out, errOut := safeprint.NewWriter(stdout), safeprint.NewWriter(stderr)
+	defer out.Flush()
+	defer errOut.Flush()
+	stdout, stderr = out, errOut
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage

@@ -223,7 +223,7 @@ func TestOutputNeutralizesControlCharacters(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(409)
 			_, _ = w.Write([]byte(`{"ok":false,"protocol":"webagents/0.1","pacing":{"minIntervalMs":0,"maxConcurrency":1},` +
-				`"error":"\u001b]8;;https://evil.example\u0007click\u001b[2J\u009b31m","code":"conflict"}`))
+				`"error":"\u001b]8;;https://evil.example\u0007click\u001b[2J\u009b31m\nwebagents run: approved","code":"conflict"}`))
 		default:
 			http.NotFound(w, r)
 		}
@@ -238,11 +238,42 @@ func TestOutputNeutralizesControlCharacters(t *testing.T) {
 		assert.NotContains(t, out, "\a")
 		assert.NotContains(t, out, "\u009b")
 	}
-	var buf bytes.Buffer
-	n, err := inertWriter{&buf}.Write([]byte("ok\x9b[31m\tline\n"))
-	require.NoError(t, err)
-	assert.Equal(t, 13, n, "all of p was consumed")
-	assert.Equal(t, "ok\uFFFD[31m\tline\n", buf.String(), "a raw C1 byte too")
+	assert.NotContains(t, stderr, "\nwebagents run: approved", "a message's newline cannot forge a line")
+	assert.Contains(t, stderr, `\nwebagents run: approved`, "it is shown")
+}
+
+// TestRunPrintsADeeplyNestedAnswer: json.Encoder's indentation of an
+// answer nested 998 levels deep (the deepest the client decodes) wrote
+// 2×998 spaces before each of its members: 1 GB for a 1 MB answer.
+func TestRunPrintsADeeplyNestedAnswer(t *testing.T) {
+	const depth = 998
+	deep := bytes.Repeat([]byte("["), depth)
+	deep = append(deep, '0')
+	for len(deep) < 1_000_000-depth-200 {
+		deep = append(deep, ",0"...)
+	}
+	deep = append(deep, bytes.Repeat([]byte("]"), depth)...)
+	manifest := `{"version":"0.1","workflow":{"endpoint":"/api"},"actions":{"a":{}}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case webagents.WellKnownPath:
+			_, _ = w.Write([]byte(manifest))
+		case "/api":
+			_, _ = w.Write([]byte(`{"ok":true,"protocol":"webagents/0.1","pacing":{"minIntervalMs":0,"maxConcurrency":1},"results":{"x":`))
+			_, _ = w.Write(deep)
+			_, _ = w.Write([]byte(`}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	batch := writeFile(t, "b.json", `[{"id":"x","action":"a"}]`)
+	code, stdout, stderr := runCLI(t, srv.Client(), "run", srv.URL+"/", "--batch", batch)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Less(t, len(stdout), 2*len(deep), "levels past 64 printed compactly")
+	assert.True(t, json.Valid([]byte(stdout)), "and still JSON")
+	assert.True(t, strings.HasPrefix(stdout, "{\n  \"ok\": true,\n  \"protocol\": \"webagents/0.1\",\n"), "indented as before: %.80s", stdout)
 }
 
 // site serves manifest at /webagents.md and answers /api/agent/workflow

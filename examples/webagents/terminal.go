@@ -1,12 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 )
 
 // errFileTooLarge is returned by readFile for a file over its limit.
@@ -29,36 +30,23 @@ func readFile(name string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// inertWriter replaces C0 control characters other than tab and newline,
-// DEL, C1 control characters and invalid UTF-8 with U+FFFD, so that text
-// from a site cannot drive the terminal (escape sequences, hyperlinks,
-// clearing the screen). Each Write is expected to hold whole UTF-8
-// sequences, as fmt and json.Encoder produce.
-type inertWriter struct{ w io.Writer }
-
-func (iw inertWriter) Write(p []byte) (int, error) {
-	clean := true
-	for _, r := range string(p) {
-		if isControl(r) || r == utf8.RuneError { // invalid bytes too: 0x9b is CSI to 8-bit terminals
-			clean = false
-			break
-		}
+// printJSON prints v as JSON indented by two spaces, as json.Encoder with
+// SetIndent("", "  ") does, within safeprint's bounds: a site's answer
+// nested deeper than 64 levels is printed compactly there, and the output
+// stops at 16 MiB with a line saying so.
+func printJSON(w io.Writer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
 	}
-	if clean {
-		return iw.w.Write(p)
+	if err := safeprint.Indent(w, raw, nil); err != nil {
+		return err
 	}
-	out := strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return utf8.RuneError
-		}
-		return r
-	}, string(p))
-	if _, err := io.WriteString(iw.w, out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	_, err = io.WriteString(w, "\n")
+	return err
 }
 
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
-}
+// line is a single-line field from a site (a URL, a header, a message)
+// with its line breaks and control characters made visible, so that it
+// cannot forge a line of the CLI's own.
+func line(v any) string { return safeprint.Line(fmt.Sprint(v)) }
