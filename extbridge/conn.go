@@ -51,6 +51,7 @@ type extConn struct {
 	raw  net.Conn  // the hijacked connection: closing it ends every blocked call
 	cork *corkConn // nil when writes could not be routed through it
 	info ConnInfo
+	ack  []byte // the browser_hello_ack, naming the dialect chosen
 
 	// ctx is cancelled when the connection ends; backend calls and tool
 	// requests run under it.
@@ -288,6 +289,8 @@ func (c *extConn) handshake() error {
 	}
 	c.ws.SetReadLimit(h.opts.ReadLimit)
 	c.info.Version = cleanVersion(hello.ExtensionVersion)
+	c.info.Client = cleanVersion(hello.Client)
+	c.info.ProtocolVersion, c.ack = negotiate(hello.ProtocolVersion)
 	c.info.ConnectedAt = time.Now()
 	c.touch()
 	return c.activate()
@@ -303,7 +306,7 @@ func (c *extConn) activate() error {
 		mode = ModeStandard
 	}
 	modeJSON, _ := json.Marshal(modeFrame{Type: typeMode, Mode: mode})
-	initial := [][]byte{helloAckJSON, modeJSON}
+	initial := [][]byte{c.ack, modeJSON}
 
 	// The writer goroutine owns wmu until it has written the initial
 	// frames: nothing may be written in place before the ack.
@@ -344,8 +347,8 @@ func (c *extConn) activate() error {
 	h.cur.Store(c)
 	close(h.connected)
 	for _, id := range h.approvalSeq {
-		if a := h.approvals[id]; a != nil && !a.toolOnly {
-			initial = append(initial, a.frame)
+		if a := h.approvals[id]; a != nil && a.kind != kindTool {
+			initial = append(initial, a.framesLocked(c)...)
 		}
 	}
 	info := c.info

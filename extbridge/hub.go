@@ -25,6 +25,13 @@ type ConnInfo struct {
 	Origin      string    // the Origin header, "" when absent
 	RemoteAddr  string    // the peer's address
 	ConnectedAt time.Time // when the hello was accepted
+	// ProtocolVersion is the dialect the connection speaks:
+	// [ProtocolClassic] or [Protocol2], chosen from the hello's
+	// protocol_version (see [MaxProtocolVersion]).
+	ProtocolVersion int
+	// Client is the hello's client ("extension", "desktop", "browser"; ""
+	// when absent), at most 64 printable bytes.
+	Client string
 }
 
 // Hub is the WebSocket hub a CLI embeds for the browser extension. It is an
@@ -53,6 +60,7 @@ type Hub struct {
 	approvals   map[string]*pendingApproval
 	approvalSeq []string // pending approval ids in request order
 	turns       map[*Turn]struct{}
+	lastThread  string // the conversation the panel last followed (thread)
 	listeners   []net.Listener
 	// Replacement damping (admitReplacementLocked).
 	replacements  []time.Time // recent replacements, within ReplaceWindow
@@ -423,6 +431,20 @@ func (h *Hub) runEvents() {
 		h.mu.Unlock()
 		fn()
 	}
+}
+
+// setThread records the conversation the panel follows, the default
+// thread of protocol-2 requests raised outside a turn.
+func (h *Hub) setThread(id string) {
+	h.mu.Lock()
+	h.lastThread = id
+	h.mu.Unlock()
+}
+
+func (h *Hub) thread() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastThread
 }
 
 func (h *Hub) notConnected() error {

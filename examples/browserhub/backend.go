@@ -97,7 +97,7 @@ func (b *backend) ResumeConversation(_ context.Context, id string) (*extbridge.S
 
 // NewSession is called for the panel's new_session and for its "New chat"
 // button (the user_message "/clear", which the hub turns into NewSession).
-func (b *backend) NewSession(context.Context) (*extbridge.Snapshot, error) {
+func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.Snapshot, error) {
 	b.mu.Lock()
 	b.active = NewID() // stored with its first message
 	b.mu.Unlock()
