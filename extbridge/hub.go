@@ -45,6 +45,7 @@ type Hub struct {
 	tokenHash [sha256.Size]byte
 	log       *slog.Logger
 	artifacts *os.Root // nil when no ArtifactsDir
+	projects  *os.Root // nil when no ProjectsDir
 	unauth    *unauthConns
 	srv       *http.Server
 	port      atomic.Int32 // for the not-connected wording
@@ -136,6 +137,16 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 			return nil, fmt.Errorf("extbridge: artifacts directory: %w", err)
 		}
 		h.artifacts = root
+	}
+	if o.ProjectsDir != "" {
+		root, err := os.OpenRoot(o.ProjectsDir)
+		if err != nil {
+			if h.artifacts != nil {
+				h.artifacts.Close()
+			}
+			return nil, fmt.Errorf("extbridge: projects directory: %w", err)
+		}
+		h.projects = root
 	}
 	h.srv = &http.Server{
 		Handler:           h,
@@ -366,6 +377,9 @@ func (h *Hub) Close() error {
 		h.wg.Wait()
 		if h.artifacts != nil {
 			h.artifacts.Close()
+		}
+		if h.projects != nil {
+			h.projects.Close()
 		}
 	})
 	return err

@@ -145,6 +145,16 @@ type HubOptions struct {
 	// server of the program's own (ServeHTTP). Default 64.
 	MaxUnauthConns int
 
+	// ProjectsDir holds one folder per project slug, each with its
+	// artifacts in an "artifacts" folder, as the infer CLI keeps them
+	// (~/.infer/projects/<slug>/artifacts/): GET
+	// /artifacts/<slug>/<path> serves <ProjectsDir>/<slug>/artifacts/<path>
+	// read-only, the route protocol-2 extensions rewrite image links onto.
+	// A request whose first segment names no such folder falls back to
+	// ArtifactsDir. Default "": no project artifacts. The directory must
+	// exist when [NewHub] is called.
+	ProjectsDir string
+
 	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
 	// means no artifacts route (404). The directory must exist when [NewHub]
 	// is called.

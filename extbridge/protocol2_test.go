@@ -432,3 +432,56 @@ func TestProtocol2(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, why)
 }
+
+// TestBothDialectsOneHub serves a classic and a protocol-2 extension from
+// one hub: each gets its own dialect, and an approval raised while the
+// classic one was connected reaches the protocol-2 one as an interrupt,
+// which it resumes.
+func TestBothDialectsOneHub(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{Backend: &p2Backend{got: make(chan UserMessage, 1)}})
+		ctx := t.Context()
+		classic := e.dial(extbridgetest.Options{})
+		assert.Equal(t, 0, classic.AckProtocol())
+		require.NoError(t, e.hub.Emit(ctx, TextMessageContent("m", "hi")))
+		assert.Equal(t, "chat_event", next(t, classic).Type)
+		require.NoError(t, classic.Send(ctx, map[string]string{"type": "resume_conversation", "id": "conv1"}))
+		assert.Equal(t, "conversation_snapshot", next(t, classic).Type)
+
+		decisions := make(chan Decision, 1)
+		turnDone := make(chan error, 1)
+		go func() {
+			turnDone <- e.hub.RunTurn(ctx, "conv1", "run1", func(ctx context.Context, turn *Turn) error {
+				d, err := turn.RequestApproval(ctx, ApprovalRequest{ID: "call_1", ToolName: "Bash", ToolArgs: `{}`})
+				decisions <- d
+				return err
+			})
+		}()
+		assert.Equal(t, []string{"RUN_STARTED", "approval_request"}, chatTypes(t, classic, 2))
+
+		// The protocol-2 extension replaces the classic one.
+		p2 := e.dial(extbridgetest.Options{Protocol: 2, ProjectDir: "/proj"})
+		<-classic.Done()
+		assert.Equal(t, 2, p2.AckProtocol())
+		for _, typ := range []string{EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
+			nextEvent(t, p2, typ)
+		}
+		suspended := nextEvent(t, p2, EventRunFinished)
+		assert.Equal(t, "run1", suspended.RunID)
+		assert.Equal(t, "call_1", suspended.Outcome.Interrupts[0].ID)
+		require.NoError(t, p2.Resume(ctx, extbridgetest.ResumeEntry{InterruptID: "call_1", Status: "cancelled"}))
+		assert.Equal(t, Rejected, <-decisions)
+		nextEvent(t, p2, EventRunStarted)
+		require.NoError(t, <-turnDone)
+		finished := nextEvent(t, p2, EventRunFinished)
+		assert.NotEqual(t, "run1", finished.RunID)
+		require.NoError(t, p2.Send(ctx, map[string]string{"type": "resume_conversation", "id": "conv1", "project_dir": "/proj"}))
+		nextEvent(t, p2, EventMessagesSnapshot)
+
+		// And a classic extension again: classic frames.
+		again := e.dial(extbridgetest.Options{})
+		<-p2.Done()
+		require.NoError(t, e.hub.Emit(ctx, TextMessageContent("m", "back")))
+		assert.Equal(t, "chat_event", next(t, again).Type)
+	})
+}
