@@ -397,8 +397,8 @@ func TestApprovalTimeout(t *testing.T) {
 // event decodes the AG-UI event of a frame of either dialect.
 func event(t *testing.T, f extbridgetest.Frame) (ev struct {
 	Type, Role, Delta, ThreadID, Name string
-	RunID                              string `json:"runId"`
-	Outcome                            struct{ Type string }
+	RunID                             string `json:"runId"`
+	Outcome                           struct{ Type string }
 }) {
 	t.Helper()
 	require.NotNil(t, f.Event(), string(f.Raw))
