@@ -371,11 +371,13 @@ func (c *extConn) activate() error {
 // current connection old (h.mu held). With [ReplaceNewest], newest wins
 // unless replacements have exceeded ReplaceLimit within ReplaceWindow: two
 // browsers with the extension would otherwise replace each other forever,
-// failing every command in between. The current connection is then kept
-// and newcomers are refused for ReplaceCooldown. With [ReplaceKeepCurrent]
-// newcomers are always refused while a connection is current. Each episode
-// is logged once, with both versions: a refusal returns the attributes to
-// log (outside h.mu), nil when this episode was logged already.
+// failing every command in between. The current connection is then kept,
+// and newcomers are refused for as long as it stays connected (the storm
+// ends with it): a cool-down that ran out would let the other browser take
+// over again and restart the flapping. With [ReplaceKeepCurrent] newcomers
+// are always refused while a connection is current. Each episode is logged
+// once, with both versions: a refusal returns the attributes to log
+// (outside h.mu), nil when this episode was logged already.
 func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	now := time.Now()
 	refuse := func(why string) (bool, []any) {
@@ -389,7 +391,7 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	if h.opts.Replace == ReplaceKeepCurrent {
 		return refuse("keep current")
 	}
-	if now.Before(h.cooldownUntil) {
+	if h.storm == old {
 		return refuse("reconnect storm")
 	}
 	window := now.Add(-h.opts.ReplaceWindow)
@@ -401,7 +403,7 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	}
 	h.replacements = recent
 	if len(recent) >= h.opts.ReplaceLimit {
-		h.cooldownUntil = now.Add(h.opts.ReplaceCooldown)
+		h.storm = old
 		h.replacements = h.replacements[:0]
 		h.flapLogged = false
 		return refuse("reconnect storm")
@@ -652,6 +654,9 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	if h.cur.Load() == c {
 		h.cur.Store(nil)
 		h.connected = make(chan struct{})
+	}
+	if h.storm == c {
+		h.storm = nil // the kept connection ended: so did the storm
 	}
 	var failed []*pendingCall
 	for id, call := range h.calls {

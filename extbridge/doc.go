@@ -40,8 +40,9 @@
 // [ErrDisconnected], and whatever it still sends is ignored. Replacements are
 // damped: beyond [HubOptions.ReplaceLimit] in [HubOptions.ReplaceWindow]
 // (two browsers with the extension) the current connection is kept and
-// newcomers are refused for [HubOptions.ReplaceCooldown];
-// [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
+// newcomers are refused with 1008 "another browser is connected" for as
+// long as it stays connected, which ends the flapping; once it ends, the
+// next newcomer is accepted. [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
 // and drops an extension silent for LivenessTimeout. The cause of a
 // disconnect is kept: [*FrameTooLargeError], [*PeerClosedError], or the
 // transport's error. Frames that are not JSON objects with a type, of

@@ -65,7 +65,7 @@ type Hub struct {
 	listeners   []net.Listener
 	// Replacement damping (admitReplacementLocked).
 	replacements  []time.Time // recent replacements, within ReplaceWindow
-	cooldownUntil time.Time   // newcomers are refused until then
+	storm         *extConn    // the connection kept through a reconnect storm, until it ends
 	flapLogged    bool        // the current refusal episode was logged
 	events        []func()    // OnConnect/OnDisconnect calls not yet made
 	eventsActive  bool
