@@ -64,11 +64,11 @@ type Hub struct {
 	lastThread  string // the conversation the panel last followed (thread)
 	listeners   []net.Listener
 	// Replacement damping (admitReplacementLocked).
-	replacements  []time.Time // recent replacements, within ReplaceWindow
-	storm         *extConn    // the connection kept through a reconnect storm, until it ends
-	flapLogged    bool        // the current refusal episode was logged
-	events        []func()    // OnConnect/OnDisconnect calls not yet made
-	eventsActive  bool
+	replacements []time.Time // recent replacements, within ReplaceWindow
+	storm        *extConn    // the connection kept through a reconnect storm, until it ends
+	flapLogged   bool        // the current refusal episode was logged
+	events       []func()    // OnConnect/OnDisconnect calls not yet made
+	eventsActive bool
 
 	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
 	done chan struct{}  // closed by Close
