@@ -41,7 +41,6 @@ type p2Backend struct {
 	BaseBackend
 	mu       sync.Mutex
 	projects map[string]string // method → ProjectDir(ctx)
-	messages []UserMessage
 	session  SessionOptions
 	got      chan UserMessage
 }
