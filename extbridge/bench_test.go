@@ -96,32 +96,8 @@ func chatEvents(b *testing.B, proto int) {
 // BenchmarkBareWebSocketRoundTrip is the floor to compare with: a 1 KiB
 // message echoed by a plain coder/websocket server over loopback TCP.
 func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			typ, data, err := c.Read(context.Background())
-			if err != nil {
-				return
-			}
-			if c.Write(context.Background(), typ, data) != nil {
-				return
-			}
-		}
-	})}
-	go srv.Serve(l)
-	defer srv.Close()
+	c := floorServer(b, func(data []byte) []byte { return data })
 	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws://"+l.Addr().String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-	})
-	require.NoError(b, err)
-	defer c.CloseNow()
 	msg := make([]byte, 1024)
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
@@ -141,40 +117,18 @@ func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
 // BenchmarkJSONWebSocketRoundTrip is the floor for a command round trip
 // doing the same JSON work as the hub and the fake extension, without the
 // hub: the client encodes a browser_command, the server (a plain
-// coder/websocket echo) decodes it and encodes a browser_result, and the
+// coder/websocket server) decodes it and encodes a browser_result, and the
 // client decodes that, over loopback TCP.
 func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	c := floorServer(b, func(data []byte) []byte {
+		var cmd extbridgetest.Command
+		if json.Unmarshal(data, &cmd) != nil {
+			return nil
 		}
-		defer c.CloseNow()
-		for {
-			_, data, err := c.Read(context.Background())
-			if err != nil {
-				return
-			}
-			var cmd extbridgetest.Command
-			if json.Unmarshal(data, &cmd) != nil {
-				return
-			}
-			res, _ := json.Marshal(&extbridgetest.Result{Type: "browser_result", ID: cmd.ID, URL: "https://example.com/", Title: "Example"})
-			if c.Write(context.Background(), websocket.MessageText, res) != nil {
-				return
-			}
-		}
-	})}
-	go srv.Serve(l)
-	defer srv.Close()
-	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws://"+l.Addr().String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		res, _ := json.Marshal(&extbridgetest.Result{Type: "browser_result", ID: cmd.ID, URL: "https://example.com/", Title: "Example"})
+		return res
 	})
-	require.NoError(b, err)
-	defer c.CloseNow()
+	ctx := context.Background()
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -194,4 +148,37 @@ func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	reportP50(b, durations)
+}
+
+// floorServer serves a plain coder/websocket server on loopback TCP that
+// answers each text message with answer's (nil ends the connection), and
+// returns a client connected to it.
+func floorServer(b *testing.B, answer func([]byte) []byte) *websocket.Conn {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			out := answer(data)
+			if out == nil || c.Write(context.Background(), websocket.MessageText, out) != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(l)
+	b.Cleanup(func() { srv.Close() })
+	c, _, err := websocket.Dial(context.Background(), "ws://"+l.Addr().String(), &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	})
+	require.NoError(b, err)
+	b.Cleanup(func() { c.CloseNow() })
+	return c
 }
