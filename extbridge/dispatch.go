@@ -29,10 +29,10 @@ func (c *extConn) dispatch(data []byte) {
 			// Protocol 2: {tool_call_id, approved, scope?}. The scope is
 			// ignored, as the reference does: an answer decides the call
 			// it names and nothing else.
-			h.resolveApproval(f.ToolCallID, f.Approved, nil)
+			h.ResolveApproval(f.ToolCallID, f.Approved)
 			return
 		}
-		h.resolveApproval(f.RequestID, f.Action == approveAction, nil)
+		h.ResolveApproval(f.RequestID, f.Action == approveAction)
 	case *toolRequestFrame:
 		c.startTool(f)
 	case *resumeFrame:

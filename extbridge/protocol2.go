@@ -3,6 +3,7 @@ package extbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ const (
 // A value that is not an integer counts as absent.
 func negotiate(raw json.RawMessage) (int, []byte) {
 	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if errors.Is(err, strconv.ErrRange) && raw[0] != '-' {
+		v, err = MaxProtocolVersion, nil // an integer too large for int64 is higher still
+	}
 	if len(raw) == 0 || err != nil {
 		return ProtocolClassic, helloAckJSON
 	}

@@ -28,6 +28,9 @@ func TestNegotiate(t *testing.T) {
 		{`0`, ProtocolClassic, `{"type":"browser_hello_ack","protocol_version":1}`},
 		{`2`, Protocol2, `{"type":"browser_hello_ack","protocol_version":2}`},
 		{`7`, Protocol2, `{"type":"browser_hello_ack","protocol_version":2}`},
+		{`99999999999999999999999`, Protocol2, `{"type":"browser_hello_ack","protocol_version":2}`},
+		{`-99999999999999999999999`, ProtocolClassic, `{"type":"browser_hello_ack"}`},
+		{`-1`, ProtocolClassic, `{"type":"browser_hello_ack","protocol_version":1}`},
 	}
 	for _, tt := range tests {
 		proto, ack := negotiate(json.RawMessage(tt.raw))
