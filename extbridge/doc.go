@@ -139,7 +139,8 @@
 // reads differently, nor on text repaired to U+FFFD.
 // Errors and logs never carry tokens or frame payloads. /artifacts/ is
 // read-only, unauthenticated (the user's own files) and confined to
-// ArtifactsDir by os.Root: "..", absolute paths and symbolic links leading
+// ArtifactsDir, or to one project's artifacts folder under ProjectsDir, by
+// os.Root: "..", absolute paths and symbolic links leading
 // out are refused, only regular files are opened (a FIFO cannot block a
 // request), directories are not listed, and files are served with
 // nosniff and a sandboxing Content-Security-Policy. The extension's read

@@ -176,8 +176,9 @@ type HubOptions struct {
 
 	// ToolNeedsApproval is the approval gate of tool requests: when it
 	// returns true for a request, the hub raises an approval_request first
-	// and a rejection becomes a failed result. Default: no request needs
-	// approval.
+	// (in protocol 2 a CUSTOM approval_request event whose tool_call_id is
+	// the request's id, to the requesting connection only) and a rejection
+	// becomes a failed result. Default: no request needs approval.
 	ToolNeedsApproval func(ctx context.Context, req *ToolRequest) bool
 
 	// ToolApprovalTimeout bounds the wait for a tool request's approval; an
