@@ -242,7 +242,10 @@ const chatEventPrefix = `{"type":"chat_event","event":`
 // sent in the order Emit is called (per calling goroutine). With no
 // extension connected the event is dropped, and it is never replayed: a
 // panel that connects later asks for the conversation's snapshot instead.
-// Emit waits only while the connection's send queue is full.
+// Emit waits only while the connection's send queue is full. A protocol-2
+// extension drops every event that fails AG-UI 1.0's schemas: the
+// constructors of this package make valid events, while an event made with
+// [NewEvent] is relayed as it is.
 func (h *Hub) Emit(ctx context.Context, e Event) error {
 	if e.typ == "" || e.raw == nil {
 		return ErrInvalidEvent
