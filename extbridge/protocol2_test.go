@@ -487,3 +487,53 @@ func TestBothDialectsOneHub(t *testing.T) {
 		assert.Equal(t, "chat_event", next(t, again).Type)
 	})
 }
+
+// Malformed and hostile protocol-2 frames are ignored or answered, never
+// acted on wrongly, and the connection stays open.
+func TestProtocol2HostileInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		be := &p2Backend{got: make(chan UserMessage, 64)}
+		e := newEnv(t, HubOptions{Backend: be, Tools: ToolHandlerFunc(func(ctx context.Context, _ *ToolRequest) (*ToolResult, error) {
+			if ProjectDir(ctx) != "" {
+				t.Error("a tool request with a relative project_dir was run")
+			}
+			return nil, ErrUnknownTool
+		})})
+		ext := e.dial(extbridgetest.Options{Protocol: 2})
+		ctx := t.Context()
+		many := make([]map[string]any, 40)
+		for i := range many {
+			many[i] = map[string]any{"id": "m", "role": "user", "content": "x"}
+		}
+		for _, raw := range []string{
+			`{"type":"run_agent_input"}`,
+			`{"type":"run_agent_input","input":null}`,
+			`{"type":"run_agent_input","input":{"threadId":1}}`,
+			`{"type":"run_agent_input","input":{"messages":[{"id":"a","role":"assistant","content":"not the user"}]}}`,
+			`{"type":"run_agent_input","input":{"messages":[{"id":"a","role":"user","content":{"not":"parts"}}]}}`,
+			`{"type":"run_agent_input","input":{"messages":[{"id":"a","role":"user","content":"   "}]}}`,
+			`{"type":"run_agent_input","input":{"resume":[{"interruptId":"nobody","status":"resolved"}]}}`,
+			`{"type":"run_agent_input","input":{"messages":[],"Resume":[{"interruptId":"x","status":"resolved"}]}}`,
+			`{"type":"approval_response","tool_call_id":"nobody","approved":true}`,
+			`{"type":"new_session","project_dir":"/p","mode":"godmode","max_turns":-4}`,
+		} {
+			require.NoError(t, ext.SendRaw(ctx, []byte(raw)), raw)
+		}
+		nextEvent(t, ext, EventMessagesSnapshot)
+		be.mu.Lock()
+		assert.Equal(t, SessionOptions{}, be.session, "an unknown mode and a negative max_turns are not passed")
+		be.mu.Unlock()
+		require.NoError(t, ext.Send(ctx, map[string]any{"type": "run_agent_input", "input": map[string]any{"messages": many}}))
+		r, err := ext.CallTool(ctx, "Bash", `{}`)
+		require.NoError(t, err)
+		assert.False(t, r.Success)
+		// The tool request above carried no project dir; one with a
+		// relative dir is refused with a failed result.
+		require.NoError(t, ext.Send(ctx, map[string]any{"type": "tool_request", "id": "t1", "tool_name": "Bash", "project_dir": "rel"}))
+		f, err := ext.NextOfType(ctx, "tool_result")
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"type":"tool_result","id":"t1","success":false,"output":"","error":"project_dir must be an absolute path"}`, string(f.Raw))
+		assert.Len(t, be.got, maxInputMessages, "at most 16 user messages of one run_agent_input")
+		assert.True(t, e.hub.Connected())
+	})
+}
