@@ -253,7 +253,8 @@ type agToolCall struct {
 // gatewayMessage reads a stored message in the gateway's snake_case shape
 // or already in AG-UI's camelCase one.
 type gatewayMessage struct {
-	ID          string          `json:"id"`
+	ID          json.RawMessage `json:"id"` // a string, or a number some stores use
+
 	Role        string          `json:"role"`
 	Content     json.RawMessage `json:"content"`
 	Name        string          `json:"name"`
@@ -289,7 +290,7 @@ func agMessages(s *Snapshot) []agMessage {
 		if json.Unmarshal(raw, &g) != nil {
 			continue
 		}
-		m := agMessage{ID: g.ID, Role: g.Role, Name: g.Name}
+		m := agMessage{ID: idText(g.ID), Role: g.Role, Name: g.Name}
 		if m.ID == "" {
 			m.ID = prefix + "-" + strconv.Itoa(i)
 		}
@@ -342,6 +343,20 @@ func agMessages(s *Snapshot) []agMessage {
 		out = append(out, m)
 	}
 	return out
+}
+
+// idText returns a stored id as text: a string as is, a number as
+// written; "" for anything else.
+func idText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 func nameIf(keep bool, name string) string {

@@ -94,8 +94,8 @@ func (b *p2Backend) ResumeConversation(ctx context.Context, id string) (*Snapsho
 	}
 	return &Snapshot{
 		Messages: []json.RawMessage{
-			json.RawMessage(`{"role":"system","content":"be brief"}`),
-			json.RawMessage(`{"role":"user","content":"list files"}`),
+			json.RawMessage(`{"id":{"odd":true},"role":"system","content":"be brief"}`),
+			json.RawMessage(`{"id":7,"role":"user","content":"list files"}`),
 			json.RawMessage(`{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"Bash","arguments":"{\"command\":\"ls\"}"}}]}`),
 			json.RawMessage(`{"role":"tool","content":"a b","tool_call_id":"c1"}`),
 			json.RawMessage(`{"role":"assistant","tool_calls":[{"id":"c2","function":{"name":"Read","arguments":{"path":"x"}}}]}`),
@@ -201,7 +201,7 @@ func TestProtocol2(t *testing.T) {
 		for _, m := range snap.Messages {
 			ids = append(ids, m["id"].(string))
 		}
-		assert.Equal(t, []string{"conv1-0", "conv1-1", "conv1-2", "conv1-3", "conv1-4", "conv1-5", "u9"}, ids)
+		assert.Equal(t, []string{"conv1-0", "7", "conv1-2", "conv1-3", "conv1-4", "conv1-5", "u9"}, ids)
 		assert.Equal(t, []any{map[string]any{"id": "c1", "type": "function",
 			"function": map[string]any{"name": "Bash", "arguments": `{"command":"ls"}`}}}, snap.Messages[2]["toolCalls"])
 		assert.Equal(t, "c1", snap.Messages[3]["toolCallId"])
