@@ -253,7 +253,7 @@ type agToolCall struct {
 // gatewayMessage reads a stored message in the gateway's snake_case shape
 // or already in AG-UI's camelCase one.
 type gatewayMessage struct {
-	ID          json.RawMessage `json:"id"` // a string, or a number some stores use
+	ID json.RawMessage `json:"id"` // a string, or a number some stores use
 
 	Role        string          `json:"role"`
 	Content     json.RawMessage `json:"content"`
