@@ -9,9 +9,11 @@ import (
 	"strings"
 )
 
-// serveArtifact serves GET /artifacts/<relative path> from ArtifactsDir,
-// read-only: no listings, and no escape from the directory by "..",
-// absolute paths or symbolic links (os.Root refuses them).
+// serveArtifact serves GET /artifacts/<slug>/<relative path> from the
+// project's artifacts folder under ProjectsDir, else GET
+// /artifacts/<relative path> from ArtifactsDir, read-only: no listings,
+// and no escape from the folder by "..", absolute paths or symbolic links
+// (os.Root refuses them).
 func (h *Hub) serveArtifact(w http.ResponseWriter, r *http.Request) {
 	if !loopbackRequest(r) {
 		http.Error(w, "forbidden", http.StatusForbidden)
@@ -22,27 +24,55 @@ func (h *Hub) serveArtifact(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if h.artifacts == nil {
-		http.NotFound(w, r)
-		return
-	}
 	name, ok := artifactName(strings.TrimPrefix(r.URL.Path, "/artifacts/"))
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	if root, rel, ok := h.projectArtifacts(name); ok {
+		defer root.Close()
+		h.serveFrom(w, r, root, rel)
+		return
+	}
+	if h.artifacts == nil {
+		http.NotFound(w, r)
+		return
+	}
+	h.serveFrom(w, r, h.artifacts, name)
+}
+
+// projectArtifacts resolves /artifacts/<slug>/<rel> to the slug's
+// artifacts folder under ProjectsDir, opened as a root of its own so that
+// a symbolic link cannot lead into another project's files.
+func (h *Hub) projectArtifacts(name string) (*os.Root, string, bool) {
+	if h.projects == nil {
+		return nil, "", false
+	}
+	slug, rel, ok := strings.Cut(name, "/")
+	if !ok {
+		return nil, "", false
+	}
+	root, err := h.projects.OpenRoot(slug + "/artifacts")
+	if err != nil {
+		return nil, "", false
+	}
+	return root, rel, true
+}
+
+// serveFrom serves the regular file name of root.
+func (h *Hub) serveFrom(w http.ResponseWriter, r *http.Request, root *os.Root, name string) {
 	// A FIFO or device would block the open (and hold an OS thread) until
 	// some other process writes to it: only regular files are opened, and
 	// the open itself is non-blocking in case the file was swapped between
 	// the stat and the open.
-	if info, err := h.artifacts.Stat(name); err != nil || !info.Mode().IsRegular() {
+	if info, err := root.Stat(name); err != nil || !info.Mode().IsRegular() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			h.log.Debug("extbridge: artifact refused", "err", err)
 		}
 		http.NotFound(w, r)
 		return
 	}
-	f, err := h.artifacts.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			h.log.Debug("extbridge: artifact refused", "err", err)

@@ -96,3 +96,52 @@ func TestArtifactsOverRealSocket(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp2.StatusCode)
 	http.DefaultClient.CloseIdleConnections()
 }
+
+func TestProjectArtifacts(t *testing.T) {
+	base := t.TempDir()
+	projects := filepath.Join(base, "projects")
+	for _, p := range []string{"alpha/artifacts/img", "beta/artifacts", "gamma"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(projects, p), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(projects, "alpha", "artifacts", "img", "cat.png"), []byte("cat"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(projects, "alpha", "notes.txt"), []byte("secret notes"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(projects, "beta", "artifacts", "b.txt"), []byte("beta secret"), 0o644))
+	// A link from one project's artifacts into another project's.
+	require.NoError(t, os.Symlink(filepath.Join(projects, "beta", "artifacts", "b.txt"), filepath.Join(projects, "alpha", "artifacts", "link.txt")))
+	require.NoError(t, os.Symlink(base, filepath.Join(projects, "out")))
+	classic := filepath.Join(base, "classic")
+	require.NoError(t, os.MkdirAll(filepath.Join(classic, "img"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(classic, "img", "dog.png"), []byte("dog"), 0o644))
+
+	h, err := NewHub(&HubOptions{Token: testToken, ProjectsDir: projects, ArtifactsDir: classic})
+	require.NoError(t, err)
+	defer h.Close()
+	tests := []struct {
+		target string
+		code   int
+		body   string
+	}{
+		{"/artifacts/alpha/img/cat.png", 200, "cat"},
+		{"/artifacts/alpha/../alpha/img/cat.png", 404, ""},
+		{"/artifacts/alpha/link.txt", 404, ""},
+		{"/artifacts/alpha/notes.txt", 404, ""},
+		{"/artifacts/out/classic/img/dog.png", 404, ""},
+		{"/artifacts/gamma/x", 404, ""},
+		{"/artifacts/img/dog.png", 200, "dog"}, // no project "img": the classic route
+		{"/artifacts/beta", 404, ""},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:52789"+tt.target, nil)
+		r.RemoteAddr = "127.0.0.1:40000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, tt.code, w.Code, tt.target)
+		if tt.code == 200 {
+			assert.Equal(t, tt.body, w.Body.String(), tt.target)
+		} else {
+			assert.NotContains(t, w.Body.String(), "secret", tt.target)
+		}
+	}
+	_, err = NewHub(&HubOptions{Token: testToken, ProjectsDir: filepath.Join(base, "none")})
+	assert.Error(t, err)
+}

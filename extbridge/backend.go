@@ -10,6 +10,12 @@ import (
 // it; embed [BaseBackend] to get the safe default (empty lists, no-ops) for
 // every method not implemented.
 //
+// One Backend serves both dialects: the hub translates. Calls a protocol-2
+// extension scoped to a project carry its directory in ctx ([ProjectDir]);
+// protocol 2's run_agent_input reaches UserMessage like a classic
+// user_message, and snapshots are rendered as conversation_snapshot or as
+// AG-UI MESSAGES_SNAPSHOT.
+//
 // The hub calls a connection's Backend methods one at a time, from that
 // connection's read loop, in frame order: new_session is therefore complete
 // before a following user_message is handled. Methods should return
@@ -31,7 +37,9 @@ type Backend interface {
 	// empty) snapshot. The hub calls it for new_session and for the
 	// panel's "New chat" button, which sends the user_message "/clear"
 	// ([ClearCommand]): a [Backend] never sees "/clear" as a message.
-	NewSession(ctx context.Context) (*Snapshot, error)
+	// opts holds the thread options a protocol-2 new_session carries (all
+	// zero otherwise).
+	NewSession(ctx context.Context, opts SessionOptions) (*Snapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
 	// agent and append its text to the input history. Content is trimmed;
 	// the hub drops a message with neither content nor attachments.
@@ -76,7 +84,9 @@ func (BaseBackend) ResumeConversation(context.Context, string) (*Snapshot, error
 }
 
 // NewSession returns an empty snapshot.
-func (BaseBackend) NewSession(context.Context) (*Snapshot, error) { return &Snapshot{}, nil }
+func (BaseBackend) NewSession(context.Context, SessionOptions) (*Snapshot, error) {
+	return &Snapshot{}, nil
+}
 
 // UserMessage drops the message.
 func (BaseBackend) UserMessage(context.Context, UserMessage) error { return nil }
@@ -112,20 +122,47 @@ type Conversation struct {
 	MessageCount int
 }
 
-// Snapshot is a conversation's history, sent as conversation_snapshot.
+// Snapshot is a conversation's history, sent as conversation_snapshot to
+// classic extensions and as MESSAGES_SNAPSHOT to protocol-2 ones.
 type Snapshot struct {
-	// Messages are the conversation's message objects (role, content,
-	// tool_calls, tool_call_id, …), relayed as they are.
+	// ConversationID is the conversation's id. Optional: the hub uses it to
+	// derive message ids for protocol 2 and as the thread of approvals
+	// raised outside a turn.
+	ConversationID string
+	// Messages are the conversation's message objects (id, role, content,
+	// tool_calls, tool_call_id, error, …, in the gateway's snake_case or
+	// AG-UI's camelCase), relayed as they are to classic extensions. For
+	// protocol 2 the hub renders them as AG-UI 1.0 messages: each gets an
+	// id (its own, or ConversationID-index), toolCalls / toolCallId are
+	// camelCase, and messages of unknown roles are left out.
 	Messages []json.RawMessage
 	// ToolResults maps a tool_call_id to whether that execution succeeded,
 	// for the calls the CLI has a record of. Optional.
 	ToolResults map[string]bool
 }
 
-// UserMessage is a message typed in the panel.
+// UserMessage is a message typed in the panel: a classic user_message, or a
+// user message of a protocol-2 run_agent_input.
 type UserMessage struct {
-	Content     string            // trimmed text; may be empty when there are attachments
-	Attachments []json.RawMessage // relayed as sent; nil when none
+	Content     string            // trimmed text (protocol 2: the text parts, joined by newlines); may be empty when there are images
+	Attachments []json.RawMessage // classic attachments, relayed as sent; nil when none
+	Images      []Image           // the attached images (classic attachments of the {filename, mime_type, data} shape, protocol-2 image parts)
+
+	// Protocol 2 only: the run_agent_input's threadId (the conversation the
+	// panel follows; "" right after new_session), its runId, and the
+	// message's id. The reply turn should be run on ThreadID when set.
+	ThreadID, RunID, MessageID string
+}
+
+// SessionOptions are the thread options of a protocol-2 new_session. They
+// apply to the new conversation only; zero values mean the CLI's defaults.
+type SessionOptions struct {
+	Model              string   // provider/model id
+	Mode               Mode     // only a valid mode is passed
+	SystemPrompt       string   // system_prompt
+	CustomInstructions string   // custom_instructions
+	SandboxDirectories []string // sandbox_directories
+	MaxTurns           int      // max_turns
 }
 
 // Skill is one entry of the panel's "/" menu.

@@ -2,6 +2,7 @@ package extbridge
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/internal/uuid"
 )
 
 // reportP50 reports the median of the per-operation durations in µs.
@@ -26,12 +28,19 @@ func reportP50(b *testing.B, d []time.Duration) {
 
 // BenchmarkCommandRoundTrip measures a browser command from the hub to the
 // fake extension and its result back, over loopback TCP.
-func BenchmarkCommandRoundTrip(b *testing.B) {
+func BenchmarkCommandRoundTrip(b *testing.B) { commandRoundTrip(b, 0) }
+
+// BenchmarkCommandRoundTripProtocol2 is BenchmarkCommandRoundTrip on a
+// protocol-2 connection.
+func BenchmarkCommandRoundTripProtocol2(b *testing.B) { commandRoundTrip(b, Protocol2) }
+
+func commandRoundTrip(b *testing.B, proto int) {
 	e := newTCPEnv(b, HubOptions{})
 	result := &extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
 	e.dial(b, extbridgetest.Options{
-		Browser: answer(func(*extbridgetest.Command) *extbridgetest.Result { return result }),
-		OnFrame: func(extbridgetest.Frame) {}, // record nothing
+		Protocol: proto,
+		Browser:  answer(func(*extbridgetest.Command) *extbridgetest.Result { return result }),
+		OnFrame:  func(extbridgetest.Frame) {}, // record nothing
 	})
 	ctx := context.Background()
 	durations := make([]time.Duration, 0, 1<<16)
@@ -49,14 +58,20 @@ func BenchmarkCommandRoundTrip(b *testing.B) {
 // BenchmarkChatEvents measures AG-UI events mirrored to one connection: each
 // operation emits a batch of 1000 TEXT_MESSAGE_CONTENT events and waits until
 // the fake extension has read them all.
-func BenchmarkChatEvents(b *testing.B) {
+func BenchmarkChatEvents(b *testing.B) { chatEvents(b, 0) }
+
+// BenchmarkChatEventsProtocol2 is BenchmarkChatEvents on a protocol-2
+// connection (bare event frames).
+func BenchmarkChatEventsProtocol2(b *testing.B) { chatEvents(b, Protocol2) }
+
+func chatEvents(b *testing.B, proto int) {
 	const batch = 1000
 	e := newTCPEnv(b, HubOptions{})
 	var received atomic.Int64
 	var target atomic.Int64
 	done := make(chan struct{}, 1)
-	e.dial(b, extbridgetest.Options{OnFrame: func(f extbridgetest.Frame) {
-		if f.Type == "chat_event" && received.Add(1) == target.Load() {
+	e.dial(b, extbridgetest.Options{Protocol: proto, OnFrame: func(f extbridgetest.Frame) {
+		if (f.Type == "chat_event" || f.Type == EventTextMessageContent) && received.Add(1) == target.Load() {
 			done <- struct{}{}
 		}
 	}})
@@ -81,32 +96,8 @@ func BenchmarkChatEvents(b *testing.B) {
 // BenchmarkBareWebSocketRoundTrip is the floor to compare with: a 1 KiB
 // message echoed by a plain coder/websocket server over loopback TCP.
 func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			typ, data, err := c.Read(context.Background())
-			if err != nil {
-				return
-			}
-			if c.Write(context.Background(), typ, data) != nil {
-				return
-			}
-		}
-	})}
-	go srv.Serve(l)
-	defer srv.Close()
+	c := floorServer(b, func(data []byte) []byte { return data })
 	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws://"+l.Addr().String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-	})
-	require.NoError(b, err)
-	defer c.CloseNow()
 	msg := make([]byte, 1024)
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
@@ -121,4 +112,73 @@ func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
 		durations = append(durations, time.Since(start))
 	}
 	reportP50(b, durations)
+}
+
+// BenchmarkJSONWebSocketRoundTrip is the floor for a command round trip
+// doing the same JSON work as the hub and the fake extension, without the
+// hub: the client encodes a browser_command, the server (a plain
+// coder/websocket server) decodes it and encodes a browser_result, and the
+// client decodes that, over loopback TCP.
+func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
+	c := floorServer(b, func(data []byte) []byte {
+		var cmd extbridgetest.Command
+		if json.Unmarshal(data, &cmd) != nil {
+			return nil
+		}
+		res, _ := json.Marshal(&extbridgetest.Result{Type: "browser_result", ID: cmd.ID, URL: "https://example.com/", Title: "Example"})
+		return res
+	})
+	ctx := context.Background()
+	durations := make([]time.Duration, 0, 1<<16)
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		cmd, _ := json.Marshal(commandFrame{Type: typeCommand, ID: uuid.New(), Action: "click", Selector: "button.submit", TimeoutMS: 30000})
+		if err := c.Write(ctx, websocket.MessageText, cmd); err != nil {
+			b.Fatal(err)
+		}
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var res resultFrame
+		if err := json.Unmarshal(data, &res); err != nil {
+			b.Fatal(err)
+		}
+		durations = append(durations, time.Since(start))
+	}
+	reportP50(b, durations)
+}
+
+// floorServer serves a plain coder/websocket server on loopback TCP that
+// answers each text message with answer's (nil ends the connection), and
+// returns a client connected to it.
+func floorServer(b *testing.B, answer func([]byte) []byte) *websocket.Conn {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, data, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			out := answer(data)
+			if out == nil || c.Write(context.Background(), websocket.MessageText, out) != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(l)
+	b.Cleanup(func() { srv.Close() })
+	c, _, err := websocket.Dial(context.Background(), "ws://"+l.Addr().String(), &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	})
+	require.NoError(b, err)
+	b.Cleanup(func() { c.CloseNow() })
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
@@ -236,11 +237,15 @@ func valueEvent(typ, field string, v any) (Event, error) {
 
 const chatEventPrefix = `{"type":"chat_event","event":`
 
-// Emit mirrors one AG-UI event to the panel as a chat_event frame. Events
-// are sent in the order Emit is called (per calling goroutine). With no
+// Emit mirrors one AG-UI event to the panel: wrapped in a chat_event frame
+// for classic extensions, as a bare event frame in protocol 2. Events are
+// sent in the order Emit is called (per calling goroutine). With no
 // extension connected the event is dropped, and it is never replayed: a
 // panel that connects later asks for the conversation's snapshot instead.
-// Emit waits only while the connection's send queue is full.
+// Emit waits only while the connection's send queue is full. A protocol-2
+// extension drops every event that fails AG-UI 1.0's schemas: the
+// constructors of this package make valid events, while an event made with
+// [NewEvent] is relayed as it is.
 func (h *Hub) Emit(ctx context.Context, e Event) error {
 	if e.typ == "" || e.raw == nil {
 		return ErrInvalidEvent
@@ -252,22 +257,38 @@ func (h *Hub) Emit(ctx context.Context, e Event) error {
 	if c == nil {
 		return nil
 	}
-	frame := make([]byte, 0, len(chatEventPrefix)+len(e.raw)+1)
-	frame = append(frame, chatEventPrefix...)
-	frame = append(frame, e.raw...)
-	frame = append(frame, '}')
-	if err := c.send(ctx, frame); err != nil && !errors.Is(err, ErrDisconnected) {
+	if err := c.send(ctx, c.eventFrame(e)); err != nil && !errors.Is(err, ErrDisconnected) {
 		return err
 	}
 	return nil
 }
 
-// SendInterrupted tells the panel that the running turn ended cancelled, so
-// that it clears its working state. Turns run with RunTurn send it
-// themselves; call it when a turn the hub does not run is cancelled.
+// Say mirrors a whole text message of role ("assistant", or "user" to echo
+// the user's own panel message, which newer panels show only then):
+// TEXT_MESSAGE_START, one TEXT_MESSAGE_CONTENT (skipped when text is
+// empty) and TEXT_MESSAGE_END.
+func (h *Hub) Say(ctx context.Context, messageID, role, text string) error {
+	events := []Event{TextMessageStart(messageID, role)}
+	if text != "" {
+		events = append(events, TextMessageContent(messageID, text))
+	}
+	events = append(events, TextMessageEnd(messageID))
+	for _, e := range events {
+		if err := h.Emit(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SendInterrupted tells a classic panel that the running turn ended
+// cancelled, so that it clears its working state. Turns run with RunTurn
+// send it themselves; call it when a turn the hub does not run is
+// cancelled. Protocol 2 has no such frame (a cancelled run ends with
+// [RunCancelled]): on a protocol-2 connection it sends nothing.
 func (h *Hub) SendInterrupted(ctx context.Context) error {
 	c := h.cur.Load()
-	if c == nil {
+	if c == nil || c.p2() {
 		return nil
 	}
 	if err := c.send(ctx, interruptedJSON); err != nil && !errors.Is(err, ErrDisconnected) {
@@ -276,13 +297,62 @@ func (h *Hub) SendInterrupted(ctx context.Context) error {
 	return nil
 }
 
+// RunCancelled is the RUN_FINISHED event of a run that was stopped: outcome
+// {"type":"cancelled"}.
+func RunCancelled(threadID, runID string) Event {
+	return mustEvent(EventRunFinished, struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+		Outcome  struct {
+			Type string `json:"type"`
+		} `json:"outcome"`
+	}{Type: EventRunFinished, ThreadID: threadID, RunID: runID, Outcome: struct {
+		Type string `json:"type"`
+	}{"cancelled"}})
+}
+
+// runFailed is RunTurn's RUN_ERROR: it names the run, so that a protocol-2
+// panel ends it (a RUN_ERROR without runId is a routing error that ends no
+// run).
+func runFailed(threadID, runID, message string) Event {
+	return mustEvent(EventRunError, struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+		Message  string `json:"message"`
+	}{EventRunError, threadID, runID, message})
+}
+
 // Turn is one agent turn mirrored to the panel, bracketed by RUN_STARTED and
 // RUN_FINISHED. Use it through RunTurn.
 type Turn struct {
 	hub      *Hub
 	ThreadID string
-	RunID    string
-	cancel   context.CancelFunc
+	// RunID is the turn's first run. A protocol-2 turn that suspended on
+	// an approval or a question continues as a new run: CurrentRunID.
+	RunID  string
+	cancel context.CancelFunc
+
+	mu  sync.Mutex
+	run string
+}
+
+// CurrentRunID returns the id of the turn's current run: RunID until the
+// turn first suspends on protocol 2, then the continuation run's.
+func (t *Turn) CurrentRunID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.run == "" {
+		return t.RunID
+	}
+	return t.run
+}
+
+func (t *Turn) setRun(id string) {
+	t.mu.Lock()
+	t.run = id
+	t.mu.Unlock()
 }
 
 // Emit mirrors an event of the turn.
@@ -291,25 +361,17 @@ func (t *Turn) Emit(ctx context.Context, e Event) error { return t.hub.Emit(ctx,
 // Say mirrors a whole assistant text message: TEXT_MESSAGE_START, one
 // TEXT_MESSAGE_CONTENT (skipped when text is empty) and TEXT_MESSAGE_END.
 func (t *Turn) Say(ctx context.Context, messageID, text string) error {
-	events := []Event{TextMessageStart(messageID, "assistant")}
-	if text != "" {
-		events = append(events, TextMessageContent(messageID, text))
-	}
-	events = append(events, TextMessageEnd(messageID))
-	for _, e := range events {
-		if err := t.Emit(ctx, e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.hub.Say(ctx, messageID, "assistant", text)
 }
 
 // RunTurn runs fn as one turn: it emits RUN_STARTED, calls fn with a context
 // that an interrupt frame from the panel cancels, and emits RUN_FINISHED,
-// or RUN_ERROR when fn fails. Whenever the turn ends cancelled (ctx
-// cancelled, an interrupt from the panel, or fn returning
-// context.Canceled) it also sends the interrupted frame. It returns fn's
-// error.
+// or RUN_ERROR (naming the run) when fn fails. Whenever the turn ends
+// cancelled (ctx cancelled, an interrupt from the panel, or fn returning
+// context.Canceled) RUN_FINISHED has the outcome {"type":"cancelled"} and,
+// for classic panels, the interrupted frame follows. threadID should be
+// the conversation id: protocol-2 panels adopt it as their active
+// conversation. It returns fn's error.
 func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -320,6 +382,9 @@ func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx c
 		return ErrClosed
 	}
 	h.turns[t] = struct{}{}
+	if threadID != "" {
+		h.lastThread = threadID
+	}
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -335,10 +400,14 @@ func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx c
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.WriteTimeout)
 	defer ecancel()
 	cancelled := errors.Is(err, context.Canceled) || tctx.Err() != nil
-	if err != nil && !cancelled {
-		_ = h.Emit(ectx, RunError(truncate(err.Error(), maxErrorText), ""))
-	} else {
-		_ = h.Emit(ectx, RunFinished(threadID, runID))
+	run := t.CurrentRunID()
+	switch {
+	case err != nil && !cancelled:
+		_ = h.Emit(ectx, runFailed(threadID, run, truncate(err.Error(), maxErrorText)))
+	case cancelled:
+		_ = h.Emit(ectx, RunCancelled(threadID, run))
+	default:
+		_ = h.Emit(ectx, RunFinished(threadID, run))
 	}
 	if cancelled {
 		_ = h.SendInterrupted(ectx)

@@ -51,6 +51,7 @@ type extConn struct {
 	raw  net.Conn  // the hijacked connection: closing it ends every blocked call
 	cork *corkConn // nil when writes could not be routed through it
 	info ConnInfo
+	ack  []byte // the browser_hello_ack, naming the dialect chosen
 
 	// ctx is cancelled when the connection ends; backend calls and tool
 	// requests run under it.
@@ -288,6 +289,8 @@ func (c *extConn) handshake() error {
 	}
 	c.ws.SetReadLimit(h.opts.ReadLimit)
 	c.info.Version = cleanVersion(hello.ExtensionVersion)
+	c.info.Client = cleanVersion(hello.Client)
+	c.info.ProtocolVersion, c.ack = negotiate(hello.ProtocolVersion)
 	c.info.ConnectedAt = time.Now()
 	c.touch()
 	return c.activate()
@@ -303,7 +306,7 @@ func (c *extConn) activate() error {
 		mode = ModeStandard
 	}
 	modeJSON, _ := json.Marshal(modeFrame{Type: typeMode, Mode: mode})
-	initial := [][]byte{helloAckJSON, modeJSON}
+	initial := [][]byte{c.ack, modeJSON}
 
 	// The writer goroutine owns wmu until it has written the initial
 	// frames: nothing may be written in place before the ack.
@@ -344,8 +347,8 @@ func (c *extConn) activate() error {
 	h.cur.Store(c)
 	close(h.connected)
 	for _, id := range h.approvalSeq {
-		if a := h.approvals[id]; a != nil && !a.toolOnly {
-			initial = append(initial, a.frame)
+		if a := h.approvals[id]; a != nil && a.kind != kindTool {
+			initial = append(initial, a.framesLocked(c)...)
 		}
 	}
 	info := c.info
@@ -368,11 +371,13 @@ func (c *extConn) activate() error {
 // current connection old (h.mu held). With [ReplaceNewest], newest wins
 // unless replacements have exceeded ReplaceLimit within ReplaceWindow: two
 // browsers with the extension would otherwise replace each other forever,
-// failing every command in between. The current connection is then kept
-// and newcomers are refused for ReplaceCooldown. With [ReplaceKeepCurrent]
-// newcomers are always refused while a connection is current. Each episode
-// is logged once, with both versions: a refusal returns the attributes to
-// log (outside h.mu), nil when this episode was logged already.
+// failing every command in between. The current connection is then kept,
+// and newcomers are refused for as long as it stays connected (the storm
+// ends with it): a cool-down that ran out would let the other browser take
+// over again and restart the flapping. With [ReplaceKeepCurrent] newcomers
+// are always refused while a connection is current. Each episode is logged
+// once, with both versions: a refusal returns the attributes to log
+// (outside h.mu), nil when this episode was logged already.
 func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	now := time.Now()
 	refuse := func(why string) (bool, []any) {
@@ -386,7 +391,7 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	if h.opts.Replace == ReplaceKeepCurrent {
 		return refuse("keep current")
 	}
-	if now.Before(h.cooldownUntil) {
+	if h.storm == old {
 		return refuse("reconnect storm")
 	}
 	window := now.Add(-h.opts.ReplaceWindow)
@@ -398,7 +403,7 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	}
 	h.replacements = recent
 	if len(recent) >= h.opts.ReplaceLimit {
-		h.cooldownUntil = now.Add(h.opts.ReplaceCooldown)
+		h.storm = old
 		h.replacements = h.replacements[:0]
 		h.flapLogged = false
 		return refuse("reconnect storm")
@@ -649,6 +654,9 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	if h.cur.Load() == c {
 		h.cur.Store(nil)
 		h.connected = make(chan struct{})
+	}
+	if h.storm == c {
+		h.storm = nil // the kept connection ended: so did the storm
 	}
 	var failed []*pendingCall
 	for id, call := range h.calls {

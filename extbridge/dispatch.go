@@ -1,6 +1,7 @@
 package extbridge
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -24,63 +25,110 @@ func (c *extConn) dispatch(data []byte) {
 	case *resultFrame:
 		h.completeCall(c, f)
 	case *approvalResponseFrame:
-		h.resolveApproval(f.RequestID, f.Action == approveAction)
+		if f.ToolCallID != "" {
+			// Protocol 2: {tool_call_id, approved, scope?}. The scope is
+			// ignored, as the reference does: an answer decides the call
+			// it names and nothing else.
+			h.ResolveApproval(f.ToolCallID, f.Approved)
+			return
+		}
+		h.ResolveApproval(f.RequestID, f.Action == approveAction)
 	case *toolRequestFrame:
 		c.startTool(f)
 	case *resumeFrame:
 		if f.ID == "" {
 			return
 		}
-		snap, err := b.ResumeConversation(c.ctx, f.ID)
+		ctx, ok := c.scoped(f.ProjectDir)
+		if !ok {
+			return
+		}
+		snap, err := b.ResumeConversation(ctx, f.ID)
 		if err != nil || snap == nil {
 			if err != nil && !errors.Is(err, ErrUnknownConversation) {
 				h.log.Warn("extbridge: resume_conversation failed", "err", err)
 			}
 			return
 		}
+		if snap.ConversationID == "" {
+			snap.ConversationID = f.ID
+		}
 		c.sendSnapshot(snap)
 	case *userMessageFrame:
-		msg := UserMessage{Content: strings.TrimSpace(f.Content), Attachments: f.Attachments}
-		if msg.Content == "" && len(msg.Attachments) == 0 {
+		c.userMessage(UserMessage{Content: strings.TrimSpace(f.Content), Attachments: f.Attachments,
+			Images: classicImages(f.Attachments)})
+	case *runAgentInputFrame:
+		c.runAgentInput(f)
+	case *newSessionFrame:
+		ctx, ok := c.scoped(f.ProjectDir)
+		if !ok {
 			return
 		}
-		if msg.Content == ClearCommand && len(msg.Attachments) == 0 {
-			// The panel's "New chat" button: a new session, not a
-			// message for the agent.
-			c.newSession()
-			return
+		opts := SessionOptions{Model: f.Model, SystemPrompt: f.SystemPrompt, CustomInstructions: f.CustomInstructions,
+			SandboxDirectories: f.SandboxDirectories, MaxTurns: max(f.MaxTurns, 0)}
+		if m := Mode(f.Mode); m.Valid() {
+			opts.Mode = m
 		}
-		if err := b.UserMessage(c.ctx, msg); err != nil {
-			h.log.Warn("extbridge: user_message failed", "err", err)
-		}
+		c.newSession(ctx, opts)
 	case *selectModelFrame:
+		ctx, ok := c.scoped(f.ProjectDir)
+		if !ok {
+			return
+		}
 		if f.Model != "" {
-			if err := b.SelectModel(c.ctx, f.Model); err != nil {
+			if err := b.SelectModel(ctx, f.Model); err != nil {
 				h.log.Warn("extbridge: select_model failed", "err", err)
 			}
 		}
-		c.sendModels()
-		c.sendMode()
+		c.sendModels(ctx)
+		c.sendMode(ctx)
 	case *setModeFrame:
+		ctx, ok := c.scoped(f.ProjectDir)
+		if !ok {
+			return
+		}
 		if m := Mode(f.Mode); m.Valid() {
-			if err := b.SetMode(c.ctx, m); err != nil {
+			if err := b.SetMode(ctx, m); err != nil {
 				h.log.Warn("extbridge: set_mode failed", "err", err)
 			}
 		}
-		c.sendMode()
+		c.sendMode(ctx)
 	case *helloFrame:
 		// A repeated hello on an authenticated connection changes nothing.
 	case *bareFrame:
-		c.dispatchBare(f.Type)
+		ctx, ok := c.scoped(f.ProjectDir)
+		if !ok {
+			return
+		}
+		c.dispatchBare(ctx, f.Type)
 	}
 }
 
-func (c *extConn) dispatchBare(typ string) {
+// userMessage delivers a panel message of either dialect.
+func (c *extConn) userMessage(msg UserMessage) {
+	if msg.Content == "" && len(msg.Attachments) == 0 && len(msg.Images) == 0 {
+		return
+	}
+	if msg.Content == ClearCommand && len(msg.Attachments) == 0 && len(msg.Images) == 0 {
+		// The panel's "New chat" button: a new session, not a message for
+		// the agent.
+		c.newSession(c.ctx, SessionOptions{})
+		return
+	}
+	if msg.ThreadID != "" {
+		c.hub.setThread(msg.ThreadID)
+	}
+	if err := c.hub.opts.Backend.UserMessage(c.ctx, msg); err != nil {
+		c.hub.log.Warn("extbridge: user_message failed", "err", err)
+	}
+}
+
+func (c *extConn) dispatchBare(ctx context.Context, typ string) {
 	h := c.hub
 	b := h.opts.Backend
 	switch typ {
 	case typeListConvs:
-		convs, err := b.ListConversations(c.ctx)
+		convs, err := b.ListConversations(ctx)
 		if err != nil {
 			h.log.Warn("extbridge: list_conversations failed", "err", err)
 			convs = nil
@@ -96,10 +144,8 @@ func (c *extConn) dispatchBare(typ string) {
 			}
 		}
 		c.sendJSON(conversationsFrame{Type: typeConversations, Conversations: wire})
-	case typeNewSession:
-		c.newSession()
 	case typeListHistory:
-		hist, err := b.ListHistory(c.ctx)
+		hist, err := b.ListHistory(ctx)
 		if err != nil {
 			h.log.Warn("extbridge: list_history failed", "err", err)
 			hist = nil
@@ -109,7 +155,7 @@ func (c *extConn) dispatchBare(typ string) {
 		}
 		c.sendJSON(historyFrame{Type: typeHistory, History: nonNil(hist)})
 	case typeListSkills:
-		skills, err := b.ListSkills(c.ctx)
+		skills, err := b.ListSkills(ctx)
 		if err != nil {
 			h.log.Warn("extbridge: list_skills failed", "err", err)
 			skills = nil
@@ -126,10 +172,10 @@ func (c *extConn) dispatchBare(typ string) {
 		}
 		c.sendJSON(skillsFrame{Type: typeSkills, Skills: unique})
 	case typeListModels:
-		c.sendModels()
+		c.sendModels(ctx)
 	case typeInterrupt:
 		h.cancelTurns()
-		if err := b.Interrupt(c.ctx); err != nil {
+		if err := b.Interrupt(ctx); err != nil {
 			h.log.Warn("extbridge: interrupt failed", "err", err)
 		}
 	case typePing:
@@ -139,8 +185,8 @@ func (c *extConn) dispatchBare(typ string) {
 
 // newSession answers new_session and the panel's "/clear": the [Backend]
 // starts a fresh conversation and the panel gets its (empty) snapshot.
-func (c *extConn) newSession() {
-	snap, err := c.hub.opts.Backend.NewSession(c.ctx)
+func (c *extConn) newSession(ctx context.Context, opts SessionOptions) {
+	snap, err := c.hub.opts.Backend.NewSession(ctx, opts)
 	if err != nil {
 		c.hub.log.Warn("extbridge: new_session failed", "err", err)
 	}
@@ -150,12 +196,26 @@ func (c *extConn) newSession() {
 	c.sendSnapshot(snap)
 }
 
+// sendSnapshot sends a conversation's history in the connection's dialect:
+// conversation_snapshot, or an AG-UI MESSAGES_SNAPSHOT event.
 func (c *extConn) sendSnapshot(s *Snapshot) {
-	c.sendJSON(snapshotFrame{Type: typeSnapshot, Messages: nonNil(s.Messages), ToolResults: s.ToolResults})
+	if s.ConversationID != "" {
+		c.hub.setThread(s.ConversationID)
+	}
+	if !c.p2() {
+		c.sendJSON(snapshotFrame{Type: typeSnapshot, Messages: nonNil(s.Messages), ToolResults: s.ToolResults})
+		return
+	}
+	e, err := MessagesSnapshot(agMessages(s))
+	if err != nil {
+		c.hub.log.Error("extbridge: encoding snapshot", "err", err)
+		return
+	}
+	c.sendEvent(e)
 }
 
-func (c *extConn) sendModels() {
-	m, err := c.hub.opts.Backend.ListModels(c.ctx)
+func (c *extConn) sendModels(ctx context.Context) {
+	m, err := c.hub.opts.Backend.ListModels(ctx)
 	if err != nil {
 		c.hub.log.Warn("extbridge: list_models failed", "err", err)
 		m = Models{}
@@ -163,8 +223,8 @@ func (c *extConn) sendModels() {
 	c.sendJSON(modelsFrame{Type: typeModels, Models: nonNil(m.Models), Current: m.Current})
 }
 
-func (c *extConn) sendMode() {
-	m, err := c.hub.opts.Backend.Mode(c.ctx)
+func (c *extConn) sendMode(ctx context.Context) {
+	m, err := c.hub.opts.Backend.Mode(ctx)
 	if err != nil || !m.Valid() {
 		m = ModeStandard
 	}

@@ -40,8 +40,9 @@
 // [ErrDisconnected], and whatever it still sends is ignored. Replacements are
 // damped: beyond [HubOptions.ReplaceLimit] in [HubOptions.ReplaceWindow]
 // (two browsers with the extension) the current connection is kept and
-// newcomers are refused for [HubOptions.ReplaceCooldown];
-// [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
+// newcomers are refused with 1008 "another browser is connected" for as
+// long as it stays connected, which ends the flapping; once it ends, the
+// next newcomer is accepted. [ReplaceKeepCurrent] always keeps it. The hub pings every PingInterval
 // and drops an extension silent for LivenessTimeout. The cause of a
 // disconnect is kept: [*FrameTooLargeError], [*PeerClosedError], or the
 // transport's error. Frames that are not JSON objects with a type, of
@@ -49,6 +50,50 @@
 // connection kept (a browser_result or tool_request with a readable id is
 // answered: its command fails, the tool request gets a failed result).
 // Browser commands are checked before they are sent ([ErrInvalidCommand]).
+//
+// # Dialects
+//
+// The hub speaks two dialects of the protocol, chosen per connection by the
+// hello's protocol_version, and one hub serves both: a hello without it
+// (or below 2, or not an integer) is the classic dialect, acked with exactly
+// {"type":"browser_hello_ack"} (a version 1 hello gets protocol_version 1
+// back); 2 is protocol 2, the infer CLI's daemon binding dialect the newest
+// opentask extension speaks; a higher number is served as the highest the
+// hub speaks ([MaxProtocolVersion]), which the ack names, so that such an
+// extension shows its "update" state instead of failing. [ConnInfo] tells
+// the dialect. One [Backend] serves both, and the hub translates:
+//
+//   - chat: [Hub.Emit] wraps events in chat_event frames for classic
+//     extensions and sends bare AG-UI 1.0 events in protocol 2;
+//     [Hub.RunTurn] ends a cancelled turn with RUN_FINISHED outcome
+//     {"type":"cancelled"} (plus the interrupted frame for classic panels)
+//     and a failed one with a RUN_ERROR naming the run; threadID is the
+//     conversation id, which protocol-2 panels adopt as active.
+//   - panel messages: classic user_message and protocol 2's run_agent_input
+//     (string or text and image content parts) both reach
+//     [Backend.UserMessage]; the panel shows the user's own message only
+//     when echoed back ([Hub.Say] with role "user").
+//   - snapshots: conversation_snapshot, or MESSAGES_SNAPSHOT with AG-UI
+//     messages (ids, camelCase toolCalls / toolCallId / error).
+//   - scoping: protocol 2's project_dir reaches the Backend and the
+//     [ToolHandler] as [ProjectDir](ctx); new_session's thread options as
+//     [SessionOptions].
+//   - approvals: [Hub.RequestApproval] and [Turn.RequestApproval] send an
+//     approval_request frame, or in protocol 2 suspend the run
+//     (TOOL_CALL_START/ARGS/END, then RUN_FINISHED with an interrupt
+//     outcome); a run_agent_input resume answers it and the turn continues
+//     as a new run. A tool request's approval is a CUSTOM approval_request
+//     event to the requester, answered by approval_response {tool_call_id,
+//     approved}, cleared by a CUSTOM approval_resolved. [Turn.RequestInput]
+//     asks a question (an input_required interrupt in protocol 2). Panel and
+//     terminal ([Hub.ResolveApproval], [Hub.ResolveInput]): first answer
+//     wins.
+//   - artifacts: GET /artifacts/<project-slug>/<path> from
+//     [HubOptions.ProjectsDir] beside the classic /artifacts/<path>.
+//
+// Every event the hub sends on a protocol-2 connection passes @ag-ui/core
+// 1.0's schemas, which the extension validates each frame with (its tests
+// check them with the npm package's own validator).
 //
 // # Limits
 //
@@ -58,6 +103,10 @@
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
 // extension is dropped. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB.
+// Protocol 2: project_dir must be absolute and at most 4096 bytes (else a
+// RUN_ERROR without runId answers the frame, as the reference CLI does);
+// at most 16 user messages and 256 resume entries of one run_agent_input
+// are read.
 // Serve holds at most MaxUnauthConns (64) connections that have not
 // authenticated (HTTP, WebSockets before their hello); beyond it a new one
 // evicts the oldest idle one, else the oldest, so that the extension's
@@ -90,7 +139,8 @@
 // reads differently, nor on text repaired to U+FFFD.
 // Errors and logs never carry tokens or frame payloads. /artifacts/ is
 // read-only, unauthenticated (the user's own files) and confined to
-// ArtifactsDir by os.Root: "..", absolute paths and symbolic links leading
+// ArtifactsDir, or to one project's artifacts folder under ProjectsDir, by
+// os.Root: "..", absolute paths and symbolic links leading
 // out are refused, only regular files are opened (a FIFO cannot block a
 // request), directories are not listed, and files are served with
 // nosniff and a sandboxing Content-Security-Policy. The extension's read

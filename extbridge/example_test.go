@@ -135,3 +135,53 @@ func ExampleHub_Listen() {
 	// true
 	// true extbridge: invalid navigate command: URL is not absolute: it needs a scheme (allowed: http, https, file, about, data)
 }
+
+// A turn that asks for approval, with a protocol-2 extension: the run
+// suspends on an interrupt, the panel resumes it, and the turn goes on as
+// a new run. The same code drives a classic extension with an
+// approval_request frame.
+func ExampleTurn_RequestApproval() {
+	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hub.Close()
+	ext, err := extbridgetest.Connect(context.Background(), hub, &extbridgetest.Options{
+		Token: "example-token", Protocol: 2,
+		// The user approves in the panel.
+		Approvals: extbridgetest.ApprovalHandlerFunc(func(context.Context, *extbridgetest.ApprovalRequest) string {
+			return "approve"
+		}),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ext.Close()
+	ctx := context.Background()
+	err = hub.RunTurn(ctx, "conversation-1", "run-1", func(ctx context.Context, t *extbridge.Turn) error {
+		d, err := t.RequestApproval(ctx, extbridge.ApprovalRequest{ID: "call-1", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
+		if err != nil {
+			return err
+		}
+		return t.Say(ctx, "m1", "the user "+d.String()+" it")
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The turn's last frame, then every event the panel received.
+	if _, err := ext.NextOfType(ctx, "TEXT_MESSAGE_END"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ext.NextOfType(ctx, "RUN_FINISHED"); err != nil {
+		log.Fatal(err)
+	}
+	var events []string
+	for _, f := range ext.Received() {
+		if f.IsEvent() {
+			events = append(events, f.Type)
+		}
+	}
+	fmt.Println(events)
+	// Output:
+	// [RUN_STARTED TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END RUN_FINISHED RUN_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END RUN_FINISHED]
+}

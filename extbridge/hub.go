@@ -25,6 +25,13 @@ type ConnInfo struct {
 	Origin      string    // the Origin header, "" when absent
 	RemoteAddr  string    // the peer's address
 	ConnectedAt time.Time // when the hello was accepted
+	// ProtocolVersion is the dialect the connection speaks:
+	// [ProtocolClassic] or [Protocol2], chosen from the hello's
+	// protocol_version (see [MaxProtocolVersion]).
+	ProtocolVersion int
+	// Client is the hello's client ("extension", "desktop", "browser"; ""
+	// when absent), at most 64 printable bytes.
+	Client string
 }
 
 // Hub is the WebSocket hub a CLI embeds for the browser extension. It is an
@@ -38,6 +45,7 @@ type Hub struct {
 	tokenHash [sha256.Size]byte
 	log       *slog.Logger
 	artifacts *os.Root // nil when no ArtifactsDir
+	projects  *os.Root // nil when no ProjectsDir
 	unauth    *unauthConns
 	srv       *http.Server
 	port      atomic.Int32 // for the not-connected wording
@@ -53,13 +61,14 @@ type Hub struct {
 	approvals   map[string]*pendingApproval
 	approvalSeq []string // pending approval ids in request order
 	turns       map[*Turn]struct{}
+	lastThread  string // the conversation the panel last followed (thread)
 	listeners   []net.Listener
 	// Replacement damping (admitReplacementLocked).
-	replacements  []time.Time // recent replacements, within ReplaceWindow
-	cooldownUntil time.Time   // newcomers are refused until then
-	flapLogged    bool        // the current refusal episode was logged
-	events        []func()    // OnConnect/OnDisconnect calls not yet made
-	eventsActive  bool
+	replacements []time.Time // recent replacements, within ReplaceWindow
+	storm        *extConn    // the connection kept through a reconnect storm, until it ends
+	flapLogged   bool        // the current refusal episode was logged
+	events       []func()    // OnConnect/OnDisconnect calls not yet made
+	eventsActive bool
 
 	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
 	done chan struct{}  // closed by Close
@@ -128,6 +137,16 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 			return nil, fmt.Errorf("extbridge: artifacts directory: %w", err)
 		}
 		h.artifacts = root
+	}
+	if o.ProjectsDir != "" {
+		root, err := os.OpenRoot(o.ProjectsDir)
+		if err != nil {
+			if h.artifacts != nil {
+				h.artifacts.Close()
+			}
+			return nil, fmt.Errorf("extbridge: projects directory: %w", err)
+		}
+		h.projects = root
 	}
 	h.srv = &http.Server{
 		Handler:           h,
@@ -359,6 +378,9 @@ func (h *Hub) Close() error {
 		if h.artifacts != nil {
 			h.artifacts.Close()
 		}
+		if h.projects != nil {
+			h.projects.Close()
+		}
 	})
 	return err
 }
@@ -423,6 +445,20 @@ func (h *Hub) runEvents() {
 		h.mu.Unlock()
 		fn()
 	}
+}
+
+// setThread records the conversation the panel follows, the default
+// thread of protocol-2 requests raised outside a turn.
+func (h *Hub) setThread(id string) {
+	h.mu.Lock()
+	h.lastThread = id
+	h.mu.Unlock()
+}
+
+func (h *Hub) thread() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastThread
 }
 
 func (h *Hub) notConnected() error {

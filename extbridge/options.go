@@ -26,7 +26,8 @@ const (
 	DefaultMaxUnauthConns      = 64
 	DefaultReplaceLimit        = 3
 	DefaultReplaceWindow       = 10 * time.Second
-	DefaultReplaceCooldown     = 60 * time.Second
+	// Deprecated: see [HubOptions.ReplaceCooldown].
+	DefaultReplaceCooldown = 60 * time.Second
 )
 
 // ReplacePolicy says what happens when an extension authenticates while
@@ -102,15 +103,20 @@ type HubOptions struct {
 	// connection. Default [ReplaceNewest].
 	Replace ReplacePolicy
 
-	// ReplaceLimit, ReplaceWindow and ReplaceCooldown damp "newest wins":
-	// when more than ReplaceLimit replacements happen within ReplaceWindow
-	// (the extension in two browser profiles, each reconnecting when
-	// replaced), the hub keeps the current connection and refuses
-	// newcomers for ReplaceCooldown with close 1008 "another browser is
-	// connected", logged once with both extension versions. Defaults 3,
-	// 10 s and 60 s.
-	ReplaceLimit    int
-	ReplaceWindow   time.Duration
+	// ReplaceLimit and ReplaceWindow damp "newest wins": when more than
+	// ReplaceLimit replacements happen within ReplaceWindow (the extension
+	// in two browser profiles, each reconnecting when replaced), the hub
+	// keeps the current connection and refuses newcomers with close 1008
+	// "another browser is connected" for as long as it stays connected,
+	// logged once with both extension versions; once it ends, the next
+	// newcomer is accepted. Defaults 3 and 10 s.
+	ReplaceLimit  int
+	ReplaceWindow time.Duration
+	// ReplaceCooldown is no longer used: a cool-down that ran out let the
+	// other browser take over again, restarting the flapping, so the kept
+	// connection now stays until it ends.
+	//
+	// Deprecated: the damping lasts as long as the kept connection.
 	ReplaceCooldown time.Duration
 
 	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
@@ -145,6 +151,16 @@ type HubOptions struct {
 	// server of the program's own (ServeHTTP). Default 64.
 	MaxUnauthConns int
 
+	// ProjectsDir holds one folder per project slug, each with its
+	// artifacts in an "artifacts" folder, as the infer CLI keeps them
+	// (~/.infer/projects/<slug>/artifacts/): GET
+	// /artifacts/<slug>/<path> serves <ProjectsDir>/<slug>/artifacts/<path>
+	// read-only, the route protocol-2 extensions rewrite image links onto.
+	// A request whose first segment names no such folder falls back to
+	// ArtifactsDir. Default "": no project artifacts. The directory must
+	// exist when [NewHub] is called.
+	ProjectsDir string
+
 	// ArtifactsDir is served read-only at GET /artifacts/<path>. Default ""
 	// means no artifacts route (404). The directory must exist when [NewHub]
 	// is called.
@@ -160,8 +176,9 @@ type HubOptions struct {
 
 	// ToolNeedsApproval is the approval gate of tool requests: when it
 	// returns true for a request, the hub raises an approval_request first
-	// and a rejection becomes a failed result. Default: no request needs
-	// approval.
+	// (in protocol 2 a CUSTOM approval_request event whose tool_call_id is
+	// the request's id, to the requesting connection only) and a rejection
+	// becomes a failed result. Default: no request needs approval.
 	ToolNeedsApproval func(ctx context.Context, req *ToolRequest) bool
 
 	// ToolApprovalTimeout bounds the wait for a tool request's approval; an

@@ -81,7 +81,7 @@ func (b *recordingBackend) ResumeConversation(_ context.Context, id string) (*Sn
 	}, nil
 }
 
-func (b *recordingBackend) NewSession(context.Context) (*Snapshot, error) {
+func (b *recordingBackend) NewSession(context.Context, SessionOptions) (*Snapshot, error) {
 	b.mu.Lock()
 	b.active = "fresh"
 	b.mu.Unlock()

@@ -60,8 +60,9 @@ func refusedAsAnotherBrowser(t *testing.T, err error) {
 
 // Two browsers with the extension replace each other on every reconnect.
 // Newest wins up to ReplaceLimit replacements in ReplaceWindow; then the
-// current connection is kept and newcomers are refused for the cool-down,
-// logged once with both versions.
+// current connection is kept and newcomers are refused for as long as it
+// stays connected (a cool-down that ran out restarted the flapping),
+// logged once with both versions; once it ends, the next one gets in.
 func TestReplacementStormDamped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logs := &logRecorder{}
@@ -91,12 +92,27 @@ func TestReplacementStormDamped(t *testing.T) {
 		assert.Equal(t, 1, logs.count("keeping the current one"), "logged once, not per attempt")
 		assert.Equal(t, 1, logs.count("current_version=1.0-b newcomer_version=2.0-c"))
 
-		// After the cool-down, newest wins again.
-		time.Sleep(DefaultReplaceCooldown)
+		// Long after the storm, the other browser still does not take over:
+		// the flapping is over for as long as the kept connection lives.
+		for range 3 {
+			time.Sleep(2 * time.Minute)
+			_, err := e.connect(extbridgetest.Options{Version: "2.0-c", Browser: browser})
+			refusedAsAnotherBrowser(t, err)
+		}
+		info, _ = e.hub.Extension()
+		assert.Equal(t, "1.0-b", info.Version)
+		assert.Equal(t, 1, logs.count("keeping the current one"), "still one log line")
+
+		// When the kept connection ends, the next newcomer is accepted and
+		// newest wins again.
+		require.NoError(t, last.Close())
+		synctest.Wait()
 		e.dial(extbridgetest.Options{Version: "2.0-c", Browser: browser})
 		info, _ = e.hub.Extension()
 		assert.Equal(t, "2.0-c", info.Version)
-		<-last.Done()
+		e.dial(extbridgetest.Options{Version: "2.0-d", Browser: browser})
+		info, _ = e.hub.Extension()
+		assert.Equal(t, "2.0-d", info.Version)
 	})
 }
 

@@ -66,6 +66,11 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 		c.sendToolResult(req.ID, &ToolResult{Error: msg})
 		return
 	}
+	if f.ProjectDir != "" && !validProjectDir(f.ProjectDir) {
+		c.toolsMu.Unlock()
+		c.sendToolResult(req.ID, &ToolResult{Error: "project_dir must be an absolute path"})
+		return
+	}
 	if len(c.tools) >= h.opts.MaxConcurrentTools {
 		c.toolsMu.Unlock()
 		c.sendToolResult(req.ID, &ToolResult{Error: "too many concurrent tool requests"})
@@ -76,7 +81,7 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 	c.toolsMu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		res := h.runTool(c, req)
+		res := h.runTool(withProject(c.ctx, f.ProjectDir), c, req)
 		c.sendToolResult(req.ID, res)
 		c.toolsMu.Lock()
 		delete(c.tools, req.ID)
@@ -84,8 +89,7 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 	}()
 }
 
-func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
-	ctx := c.ctx
+func (h *Hub) runTool(ctx context.Context, c *extConn, req *ToolRequest) *ToolResult {
 	if req.ToolName == "" || len(req.ToolName) > maxToolNameLen {
 		return &ToolResult{Error: "missing or invalid tool_name"}
 	}
@@ -94,8 +98,10 @@ func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
 	}
 	if gate := h.opts.ToolNeedsApproval; gate != nil && gate(ctx, req) {
 		actx, cancel := context.WithTimeout(ctx, h.opts.ToolApprovalTimeout)
-		d, err := h.requestApproval(actx, ApprovalRequest{ToolName: req.ToolName, ToolArgs: req.ToolArgs}, c)
+		o, err := h.request(actx, ApprovalRequest{ID: approvalID(c, req), ToolName: req.ToolName, ToolArgs: req.ToolArgs},
+			kindTool, c, nil, nil)
 		cancel()
+		d := o.decision
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
 			return &ToolResult{Error: "approval timed out"}
@@ -128,6 +134,16 @@ func (h *Hub) runTool(c *extConn, req *ToolRequest) *ToolResult {
 		out.Success = false
 	}
 	return &out
+}
+
+// approvalID is the id of a tool request's approval: a new one for
+// classic extensions, the request's own id in protocol 2 (whose CUSTOM
+// approval_request names the request by tool_call_id).
+func approvalID(c *extConn, req *ToolRequest) string {
+	if c.p2() {
+		return req.ID
+	}
+	return ""
 }
 
 func unknownTool(name string) *ToolResult {

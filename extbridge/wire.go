@@ -40,6 +40,7 @@ const (
 	typeToolRequest    = "tool_request"
 	typeToolResult     = "tool_result"
 	typePing           = "ping"
+	typeRunAgentInput  = "run_agent_input"
 	approveAction      = "approve"
 	defaultImageMIME   = "image/png"
 	maxVersionLen      = 64
@@ -48,11 +49,15 @@ const (
 	maxRequestIDLength = 128
 )
 
-// helloFrame is the extension's first frame.
+// helloFrame is the extension's first frame. protocol_version is kept raw:
+// a value that is not an integer is a classic hello, not a refused one (the
+// reference CLI's handshake is lenient).
 type helloFrame struct {
-	Type             string `json:"type"`
-	Token            string `json:"token"`
-	ExtensionVersion string `json:"extension_version"`
+	Type             string          `json:"type"`
+	Token            string          `json:"token"`
+	ExtensionVersion string          `json:"extension_version"`
+	Client           string          `json:"client"`
+	ProtocolVersion  json.RawMessage `json:"protocol_version"`
 }
 
 // resultFrame is a browser_result. Every field may be missing or null.
@@ -72,9 +77,14 @@ type resultFrame struct {
 	decodeErr error  // set when the id was readable but the rest was not
 }
 
+// Frames of both dialects decode into the same structs: protocol 2 adds
+// project_dir to the project-scoped frames, which classic extensions never
+// send, and the dispatcher reads the fields its connection's dialect uses.
+
 type resumeFrame struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
+	Type       string `json:"type"`
+	ID         string `json:"id"`
+	ProjectDir string `json:"project_dir"`
 }
 
 type userMessageFrame struct {
@@ -84,35 +94,117 @@ type userMessageFrame struct {
 }
 
 type selectModelFrame struct {
-	Type  string `json:"type"`
-	Model string `json:"model"`
+	Type       string `json:"type"`
+	Model      string `json:"model"`
+	ProjectDir string `json:"project_dir"`
 }
 
 type setModeFrame struct {
-	Type string `json:"type"`
-	Mode string `json:"mode"`
+	Type       string `json:"type"`
+	Mode       string `json:"mode"`
+	ProjectDir string `json:"project_dir"`
 }
 
+// approvalResponseFrame is classic {request_id, action} or protocol 2
+// {tool_call_id, approved, scope?}.
 type approvalResponseFrame struct {
-	Type      string `json:"type"`
-	RequestID string `json:"request_id"`
-	Action    string `json:"action"`
+	Type       string `json:"type"`
+	RequestID  string `json:"request_id"`
+	Action     string `json:"action"`
+	ToolCallID string `json:"tool_call_id"`
+	Approved   bool   `json:"approved"`
+	Scope      string `json:"scope"`
 }
 
 type toolRequestFrame struct {
-	Type     string `json:"type"`
-	ID       string `json:"id"`
-	ToolName string `json:"tool_name"`
-	ToolArgs string `json:"tool_args"`
+	Type       string `json:"type"`
+	ID         string `json:"id"`
+	ToolName   string `json:"tool_name"`
+	ToolArgs   string `json:"tool_args"`
+	ProjectDir string `json:"project_dir"`
 
 	decodeErr error // set when the id was readable but the rest was not
 }
 
-// bareFrame is a frame whose type is all it carries (list_*, new_session,
-// interrupt, ping).
+// bareFrame is a frame whose type is all it carries besides, in protocol 2,
+// the project dir (list_*, interrupt, ping).
 type bareFrame struct {
-	Type string `json:"type"`
+	Type       string `json:"type"`
+	ProjectDir string `json:"project_dir"`
 }
+
+// newSessionFrame is new_session: bare in classic; in protocol 2 it names
+// the project and may carry thread options.
+type newSessionFrame struct {
+	Type               string   `json:"type"`
+	ProjectDir         string   `json:"project_dir"`
+	Model              string   `json:"model"`
+	Mode               string   `json:"mode"`
+	SystemPrompt       string   `json:"system_prompt"`
+	CustomInstructions string   `json:"custom_instructions"`
+	SandboxDirectories []string `json:"sandbox_directories"`
+	MaxTurns           int      `json:"max_turns"`
+}
+
+// runAgentInputFrame is protocol 2's run_agent_input: an AG-UI
+// RunAgentInput carrying new user messages, or resume entries answering the
+// open interrupts of the thread's suspended run.
+type runAgentInputFrame struct {
+	Type  string         `json:"type"`
+	Input *runAgentInput `json:"input"`
+}
+
+type runAgentInput struct {
+	ThreadID string         `json:"threadId"`
+	RunID    string         `json:"runId"`
+	Messages []inputMessage `json:"messages"`
+	Resume   []resumeEntry  `json:"resume"`
+}
+
+type inputMessage struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type resumeEntry struct {
+	InterruptID string          `json:"interruptId"`
+	Status      string          `json:"status"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+// inboundFrames is the codec's table: each frame type the hub understands
+// and the struct it decodes into. Frames of other types are ignored. The
+// browser_result, tool_request, set_mode and select_model frames have
+// their own decoding in decodeInbound (answered even when malformed).
+var inboundFrames = map[string]func() any{
+	typeHello:         func() any { return new(helloFrame) },
+	typeResult:        nil,
+	typeToolRequest:   nil,
+	typeSetMode:       nil,
+	typeSelectModel:   nil,
+	typeResume:        func() any { return new(resumeFrame) },
+	typeUserMessage:   func() any { return new(userMessageFrame) },
+	typeApprovalResp:  func() any { return new(approvalResponseFrame) },
+	typeNewSession:    func() any { return new(newSessionFrame) },
+	typeRunAgentInput: func() any { return new(runAgentInputFrame) },
+	typeListConvs:     func() any { return new(bareFrame) },
+	typeListHistory:   func() any { return new(bareFrame) },
+	typeListSkills:    func() any { return new(bareFrame) },
+	typeListModels:    func() any { return new(bareFrame) },
+	typeInterrupt:     func() any { return new(bareFrame) },
+	typePing:          func() any { return new(bareFrame) },
+}
+
+// inboundNames interns the table's type names, so that knownType returns
+// them without allocating.
+var inboundNames = func() map[string]string {
+	m := make(map[string]string, len(inboundFrames))
+	for name := range inboundFrames {
+		m[name] = name
+	}
+	return m
+}()
 
 // errNotFrame is returned by decodeInbound for input that is not a JSON
 // object with a string "type".
@@ -157,8 +249,6 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 		}
 	}
 	switch typ {
-	case typeHello:
-		frame = new(helloFrame)
 	case typeResult:
 		f, err := res.decode(rawID, data)
 		if err != nil {
@@ -195,17 +285,12 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 			return typ, &setModeFrame{Type: typ}, nil
 		}
 		return typ, f, nil
-	case typeResume:
-		frame = new(resumeFrame)
-	case typeUserMessage:
-		frame = new(userMessageFrame)
-	case typeApprovalResp:
-		frame = new(approvalResponseFrame)
-	case typeListConvs, typeNewSession, typeListHistory, typeListSkills, typeListModels,
-		typeInterrupt, typePing:
-		return typ, &bareFrame{Type: typ}, nil
 	default:
-		return typ, nil, nil
+		mk := inboundFrames[typ]
+		if mk == nil {
+			return typ, nil, nil
+		}
+		frame = mk()
 	}
 	if err := strictjson.Unmarshal(data, frame); err != nil {
 		return typ, nil, err
@@ -256,39 +341,7 @@ func knownType(raw []byte) string {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return ""
 	}
-	switch string(raw[1 : len(raw)-1]) {
-	case typeResult:
-		return typeResult
-	case typeHello:
-		return typeHello
-	case typeToolRequest:
-		return typeToolRequest
-	case typeSetMode:
-		return typeSetMode
-	case typeSelectModel:
-		return typeSelectModel
-	case typeResume:
-		return typeResume
-	case typeUserMessage:
-		return typeUserMessage
-	case typeApprovalResp:
-		return typeApprovalResp
-	case typeListConvs:
-		return typeListConvs
-	case typeNewSession:
-		return typeNewSession
-	case typeListHistory:
-		return typeListHistory
-	case typeListSkills:
-		return typeListSkills
-	case typeListModels:
-		return typeListModels
-	case typeInterrupt:
-		return typeInterrupt
-	case typePing:
-		return typePing
-	}
-	return ""
+	return inboundNames[string(raw[1:len(raw)-1])]
 }
 
 // resultMembers are the raw values of a browser_result's members, as

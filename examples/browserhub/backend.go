@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"sync"
 
 	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/internal/safeprint"
 )
 
 // panelReply is the turn browserhub answers every panel message with, so
@@ -21,6 +24,8 @@ type backend struct {
 	store *Store
 	hist  *extbridge.InputHistory
 	out   *printer
+
+	project string // the project dir (--dir, absolute) protocol-2 frames must name
 
 	mu      sync.Mutex
 	active  string
@@ -47,9 +52,10 @@ func (b *backend) stop() {
 	b.replies.Wait()
 }
 
-// reply answers a panel message in conversation conv with panelReply, as
-// one turn (RUN_STARTED … RUN_FINISHED), and stores it.
-func (b *backend) reply(conv string) {
+// reply answers a panel message in conversation conv, as one turn
+// (RUN_STARTED … RUN_FINISHED): the user's own message echoed (newer
+// panels show it only then), then panelReply, which is stored.
+func (b *backend) reply(conv, userText string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.stopped || b.hub == nil {
@@ -61,11 +67,16 @@ func (b *backend) reply(conv string) {
 		err := b.store.Append(conv, Message{Role: "assistant", Content: panelReply})
 		if err == nil {
 			err = hub.RunTurn(ctx, conv, NewID(), func(ctx context.Context, t *extbridge.Turn) error {
+				if userText != "" {
+					if err := hub.Say(ctx, NewID(), "user", userText); err != nil {
+						return err
+					}
+				}
 				return t.Say(ctx, NewID(), panelReply)
 			})
 		}
 		if err != nil {
-			b.out.printf("panel reply: %v", err)
+			b.out.printf("panel reply: %s", safeprint.Line(err.Error()))
 		}
 	})
 }
@@ -80,11 +91,28 @@ func (b *backend) activeID() string {
 	return b.active
 }
 
-func (b *backend) ListConversations(context.Context) ([]extbridge.Conversation, error) {
+// inProject reports whether a call is for this hub's project: a classic
+// frame (no project dir) or a protocol-2 one naming --dir.
+func (b *backend) inProject(ctx context.Context) bool {
+	dir := extbridge.ProjectDir(ctx)
+	if dir == "" || filepath.Clean(dir) == b.project {
+		return true
+	}
+	b.out.printf("panel: project dir %q is not this hub's; set the extension's project dir to %s", dir, b.project)
+	return false
+}
+
+func (b *backend) ListConversations(ctx context.Context) ([]extbridge.Conversation, error) {
+	if !b.inProject(ctx) {
+		return nil, nil
+	}
 	return b.store.List()
 }
 
-func (b *backend) ResumeConversation(_ context.Context, id string) (*extbridge.Snapshot, error) {
+func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge.Snapshot, error) {
+	if !b.inProject(ctx) {
+		return nil, extbridge.ErrUnknownConversation
+	}
 	c, err := b.store.Load(id)
 	if err != nil {
 		return nil, err
@@ -92,12 +120,12 @@ func (b *backend) ResumeConversation(_ context.Context, id string) (*extbridge.S
 	b.mu.Lock()
 	b.active = id
 	b.mu.Unlock()
-	return &extbridge.Snapshot{Messages: c.Messages}, nil
+	return &extbridge.Snapshot{ConversationID: id, Messages: c.Messages}, nil
 }
 
 // NewSession is called for the panel's new_session and for its "New chat"
 // button (the user_message "/clear", which the hub turns into NewSession).
-func (b *backend) NewSession(context.Context) (*extbridge.Snapshot, error) {
+func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.Snapshot, error) {
 	b.mu.Lock()
 	b.active = NewID() // stored with its first message
 	b.mu.Unlock()
@@ -111,20 +139,57 @@ func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage) error 
 			return err
 		}
 	}
+	if m.ThreadID != "" {
+		// Protocol 2: the panel names the conversation it follows.
+		b.mu.Lock()
+		b.active = m.ThreadID
+		b.mu.Unlock()
+	}
 	conv := b.activeID()
 	if err := b.store.Append(conv, Message{Role: "user", Content: m.Content, Attachments: m.Attachments}); err != nil {
 		return err
 	}
-	defer b.reply(conv)
-	if len(m.Attachments) > 0 {
-		b.out.printf("panel: %s [%d attachment(s)]", m.Content, len(m.Attachments))
+	defer b.reply(conv, m.Content)
+	if n := max(len(m.Attachments), len(m.Images)); n > 0 {
+		b.out.printf("panel: %s [%d attachment(s)]", safeprint.Line(m.Content), n)
 	} else {
-		b.out.printf("panel: %s", m.Content)
+		b.out.printf("panel: %s", safeprint.Line(m.Content))
 	}
 	return nil
 }
 
-func (b *backend) ListHistory(context.Context) ([]string, error) { return b.hist.Entries(), nil }
+func (b *backend) ListHistory(ctx context.Context) ([]string, error) {
+	if !b.inProject(ctx) {
+		return nil, nil
+	}
+	return b.hist.Entries(), nil
+}
+
+// toolNeedsApproval gates the panel's tool requests: Echo always asks.
+func (b *backend) toolNeedsApproval(_ context.Context, req *extbridge.ToolRequest) bool {
+	if req.ToolName != echoToolName {
+		return false
+	}
+	b.out.printf("panel: tool request %s %s needs approval (answer in the panel, or: pending, then approve ID)",
+		safeprint.Line(req.ToolName), safeprint.Line(req.ToolArgs))
+	return true
+}
+
+// echoToolName is browserhub's one tool: tool_args {"text":T} → output T.
+const echoToolName = "Echo"
+
+func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+	if req.ToolName != echoToolName {
+		return nil, extbridge.ErrUnknownTool
+	}
+	var args struct {
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil || args.Text == nil {
+		return &extbridge.ToolResult{Error: `Echo needs tool_args {"text": "…"}`}, nil
+	}
+	return &extbridge.ToolResult{Success: true, Output: *args.Text}, nil
+}
 
 func (b *backend) Mode(context.Context) (extbridge.Mode, error) {
 	b.mu.Lock()

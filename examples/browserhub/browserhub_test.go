@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -73,7 +74,7 @@ func start(t *testing.T) *harness {
 			t.Error("Run did not return after stdin closed")
 		}
 	})
-	h.expect("listening on " + h.url)
+	h.expect("listening on " + h.url + ", project dir " + h.dir)
 	return h
 }
 
@@ -209,9 +210,9 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 	require.NoError(t, ext.SendRaw(ctx, []byte(`{"type":"user_message","content":"  find me socks  "}`)))
 	h.expect("panel: find me socks")
 	// The panel message gets a short reply turn, so the panel goes back to
-	// idle.
-	turn := func() (types []string, text string) {
-		for len(types) < 5 {
+	// idle: the user's message echoed, then the reply.
+	turn := func(n int) (types []string, text string) {
+		for len(types) < n {
 			f, err := ext.NextOfType(ctx, "chat_event")
 			require.NoError(t, err)
 			var ev struct {
@@ -227,12 +228,13 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 		return types, text
 	}
 	bracketed := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
-	types, text := turn()
-	assert.Equal(t, bracketed, types)
-	assert.Equal(t, panelReply, text)
+	message := []string{"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"}
+	types, text := turn(8)
+	assert.Equal(t, append(append(append([]string{"RUN_STARTED"}, message...), message...), "RUN_FINISHED"), types)
+	assert.Equal(t, "find me socks"+panelReply, text)
 	h.send("say Here are some socks.")
 	h.expect("ok")
-	types, text = turn()
+	types, text = turn(5)
 	assert.Equal(t, bracketed, types)
 	assert.Equal(t, "Here are some socks.", text)
 
@@ -390,4 +392,107 @@ func TestApprovalTimeout(t *testing.T) {
 		require.NoError(t, w.Close())
 		require.NoError(t, <-done)
 	})
+}
+
+// event decodes the AG-UI event of a frame of either dialect.
+func event(t *testing.T, f extbridgetest.Frame) (ev struct {
+	Type, Role, Delta, ThreadID, Name string
+	RunID                             string `json:"runId"`
+	Outcome                           struct{ Type string }
+}) {
+	t.Helper()
+	require.NotNil(t, f.Event(), string(f.Raw))
+	require.NoError(t, json.Unmarshal(f.Event(), &ev))
+	return ev
+}
+
+// nextEvent returns the next AG-UI event of type typ, skipping other frames.
+func nextEvent(t *testing.T, ext *extbridgetest.Extension, typ string) extbridgetest.Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		f, err := ext.Next(ctx)
+		require.NoError(t, err)
+		if f.Event() != nil && event(t, f).Type == typ {
+			return f
+		}
+	}
+}
+
+// TestProtocol2Panel drives browserhub from a protocol-2 panel: scoped
+// lists for its --dir, the user's message echoed, work interrupted from the
+// panel, the Echo tool approved in the panel, approve? as a suspended run.
+func TestProtocol2Panel(t *testing.T) {
+	h := start(t)
+	approvals := make(chan *extbridgetest.ApprovalRequest, 4)
+	ext := h.connect(extbridgetest.Options{Protocol: 2, ProjectDir: h.dir,
+		Approvals: extbridgetest.ApprovalHandlerFunc(func(_ context.Context, req *extbridgetest.ApprovalRequest) string {
+			approvals <- req
+			return "approve"
+		})})
+	ctx := context.Background()
+	assert.Equal(t, 2, ext.AckProtocol())
+
+	require.NoError(t, ext.NewChat(ctx))
+	h.expect("panel: new chat")
+	nextEvent(t, ext, "MESSAGES_SNAPSHOT")
+	require.NoError(t, ext.RunInput(ctx, "", "find me socks"))
+	h.expect("panel: find me socks")
+	started := event(t, nextEvent(t, ext, "RUN_STARTED"))
+	require.NotEmpty(t, started.ThreadID)
+	echo := event(t, nextEvent(t, ext, "TEXT_MESSAGE_START"))
+	assert.Equal(t, "user", echo.Role)
+	assert.Equal(t, "find me socks", event(t, nextEvent(t, ext, "TEXT_MESSAGE_CONTENT")).Delta)
+	nextEvent(t, ext, "RUN_FINISHED")
+
+	// The conversation the run named is the one the next message follows.
+	require.NoError(t, ext.RunInput(ctx, started.ThreadID, "more socks"))
+	h.expect("panel: more socks")
+	assert.Equal(t, started.ThreadID, event(t, nextEvent(t, ext, "RUN_STARTED")).ThreadID)
+	nextEvent(t, ext, "RUN_FINISHED")
+	f, err := ext.Request(ctx, "list_conversations", "conversations")
+	require.NoError(t, err)
+	assert.Contains(t, string(f.Raw), started.ThreadID)
+
+	// work runs until the panel stops it: RUN_FINISHED outcome cancelled.
+	h.send("work 60")
+	nextEvent(t, ext, "RUN_STARTED")
+	nextEvent(t, ext, "TEXT_MESSAGE_END")
+	require.NoError(t, ext.Interrupt(ctx))
+	h.expect("panel: interrupt")
+	h.expect("work: interrupted")
+	assert.Equal(t, "cancelled", event(t, nextEvent(t, ext, "RUN_FINISHED")).Outcome.Type)
+
+	// The panel's tool request reaches Echo after the panel's approval.
+	res, err := ext.CallTool(ctx, "Echo", `{"text":"hi"}`)
+	require.NoError(t, err)
+	assert.Equal(t, &extbridgetest.ToolResult{Type: "tool_result", ID: res.ID, Success: true, Output: "hi"}, res)
+	assert.False(t, (<-approvals).Interrupt)
+	assert.True(t, strings.HasPrefix(h.line(), "panel: tool request Echo"))
+	res, err = ext.CallTool(ctx, "Nope", `{}`)
+	require.NoError(t, err)
+	assert.False(t, res.Success)
+
+	// approve? is a tool call of a run on the active conversation, which
+	// the panel resumes.
+	h.send(`approve? Bash {"command":"ls"}`)
+	assert.Contains(t, h.line(), "pending: Bash")
+	req := <-approvals
+	assert.True(t, req.Interrupt)
+	assert.Equal(t, "Bash", req.ToolName)
+	assert.Equal(t, `{"command":"ls"}`, req.ToolArgs)
+	h.expect("approved")
+	assert.Equal(t, started.ThreadID, ext.Thread())
+
+	// A panel scoped to another project gets nothing from this one.
+	other, err := extbridgetest.Dial(ctx, h.url, &extbridgetest.Options{Token: h.token, Protocol: 2, ProjectDir: "/elsewhere"})
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+	h.expect("extension disconnected")
+	h.expect("extension connected (version 1.9.2, origin " + extbridgetest.DefaultOrigin + ")")
+	f, err = other.Request(ctx, "list_conversations", "conversations")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"conversations","conversations":[]}`, string(f.Raw))
+	assert.Contains(t, h.line(), `project dir "/elsewhere" is not this hub's`)
 }

@@ -10,7 +10,7 @@ import (
 
 // Command is one parsed input line.
 type Command struct {
-	Name     string // navigate, read, click, type, screenshot, tabs, say, approve?, approve, reject, help
+	Name     string // navigate, read, click, type, screenshot, tabs, say, work, approve?, approve, reject, pending, help
 	URL      string // navigate
 	Selector string // read, click, type
 	Text     string // type, say
@@ -19,6 +19,7 @@ type Command struct {
 	Tool     string // approve?
 	Args     string // approve?: the tool arguments JSON ("" when none)
 	ID       string // approve, reject: an approval request id
+	Seconds  int    // work: how long the turn runs
 }
 
 // ErrEmpty is returned by ParseCommand for a blank line.
@@ -26,6 +27,9 @@ var ErrEmpty = errors.New("empty line")
 
 // maxLine bounds an input line.
 const maxLine = 1 << 20
+
+// maxWorkSeconds bounds a work turn.
+const maxWorkSeconds = 3600
 
 // ParseCommand parses one input line. A selector with spaces may be written
 // as a double-quoted Go string: type "input[name=q]" some text.
@@ -72,7 +76,7 @@ func ParseCommand(line string) (Command, error) {
 			return c, errors.New("usage: screenshot FILE")
 		}
 		c.File = rest
-	case "tabs", "help":
+	case "tabs", "help", "pending":
 		if rest != "" {
 			return c, fmt.Errorf("usage: %s", name)
 		}
@@ -81,6 +85,12 @@ func ParseCommand(line string) (Command, error) {
 			return c, errors.New("usage: say TEXT")
 		}
 		c.Text = rest
+	case "work":
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 1 || n > maxWorkSeconds {
+			return c, fmt.Errorf("usage: work SECONDS (1 to %d)", maxWorkSeconds)
+		}
+		c.Seconds = n
 	case "approve?":
 		tool, args, _ := strings.Cut(rest, " ")
 		args = strings.TrimSpace(args)
@@ -145,6 +155,10 @@ const helpText = `commands:
   screenshot FILE          save a screenshot of the visible tab to FILE
   tabs                     print each open tab: index, * when active, title, url
   say TEXT                 mirror an assistant turn saying TEXT into the panel
-  approve? TOOL ARGS_JSON  ask for approval; prints approved or rejected
+  work SECONDS             run a turn that long, unless the panel interrupts it
+  approve? TOOL ARGS_JSON  ask for approval; prints approved or rejected (on
+                           protocol 2 a tool call of a run on the active
+                           conversation, suspended until answered)
   approve ID | reject ID   answer a pending approval from the terminal
+  pending                  list the pending approvals (panel tool requests too)
   help                     this text`

@@ -81,14 +81,22 @@ func Run(ctx context.Context, cfg Config) error {
 	// Pages and the extension choose much of what is printed: no control
 	// character of theirs reaches the terminal as is.
 	out := &printer{w: safeprint.NewWriter(cfg.Out)}
-	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard}
+	project, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("browserhub: %w", err)
+	}
+	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard, project: project}
 	defer be.stop() // the panel's reply turns
 	hub, err := extbridge.NewHub(&extbridge.HubOptions{
 		Token:        cfg.Token,
 		Addr:         cfg.Addr,
 		ArtifactsDir: filepath.Join(cfg.Dir, "artifacts"),
 		Backend:      be,
-		Logger:       cfg.Logger,
+		// The panel's tool requests reach the built-in Echo tool, which
+		// always asks for approval first.
+		Tools:             extbridge.ToolHandlerFunc(echoTool),
+		ToolNeedsApproval: be.toolNeedsApproval,
+		Logger:            cfg.Logger,
 		OnConnect: func(ci extbridge.ConnInfo) {
 			out.printf("extension connected (version %s, origin %s)", safeprint.Line(orNone(ci.Version)), safeprint.Line(orNone(ci.Origin)))
 		},
@@ -109,7 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- hub.Serve(l) }()
-	out.printf("listening on ws://%s/ws", l.Addr())
+	out.printf("listening on ws://%s/ws, project dir %s", l.Addr(), project)
 
 	approvalTimeout := cfg.ApprovalTimeout
 	if approvalTimeout <= 0 {
@@ -274,12 +282,21 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 		}
 	case "say":
 		return s.say(ctx, cmd.Text)
+	case "work":
+		return s.work(ctx, time.Duration(cmd.Seconds)*time.Second)
+	case "pending":
+		for _, a := range h.PendingApprovals() {
+			s.out.printf("%s %s %s", a.ID, safeprint.Line(a.ToolName), safeprint.Line(a.ToolArgs))
+		}
 	case "approve?":
 		id := NewID()
 		s.out.printf("approval %s pending: %s (answer in the panel, or: approve %s | reject %s)", id, cmd.Tool, id, id)
 		actx, cancel := context.WithTimeout(s.approvalCtx, s.approvalTimeout)
 		defer cancel()
-		d, err := h.RequestApproval(actx, extbridge.ApprovalRequest{ID: id, ToolName: cmd.Tool, ToolArgs: cmd.Args})
+		// On protocol 2 this is a tool call of a run on the active
+		// conversation, which suspends until it is answered.
+		d, err := h.RequestApproval(actx, extbridge.ApprovalRequest{ID: id, ToolName: cmd.Tool, ToolArgs: cmd.Args,
+			ThreadID: s.be.activeID()})
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return fmt.Errorf("approval %s: no answer within %v; withdrawn", id, s.approvalTimeout)
@@ -294,6 +311,34 @@ func (s *session) run(ctx context.Context, cmd Command) error {
 			return fmt.Errorf("no pending approval %s", truncate(cmd.ID, 64))
 		}
 	}
+	return nil
+}
+
+// work runs a turn of d on the active conversation, which the panel's stop
+// button interrupts.
+func (s *session) work(ctx context.Context, d time.Duration) error {
+	conv := s.be.activeID()
+	err := s.hub.RunTurn(ctx, conv, NewID(), func(ctx context.Context, t *extbridge.Turn) error {
+		if err := t.Say(ctx, NewID(), fmt.Sprintf("working for %v…", d)); err != nil {
+			return err
+		}
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return t.Say(ctx, NewID(), "done")
+	})
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		s.out.print("work: interrupted")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.out.print("work: done")
 	return nil
 }
 

@@ -9,6 +9,12 @@
 //
 // The token comes from --token, else $BROWSERHUB_TOKEN; when neither is set
 // a new one is made and printed, to be copied into the extension's options.
+// It serves classic extensions and protocol-2 ones (the newest opentask
+// builds) alike; --dir is the project directory it reports and the one a
+// protocol-2 extension's options must name. Panel messages are echoed back
+// and answered with a short reply turn; the panel's tool requests reach a
+// built-in Echo tool (tool_args {"text":T} → output T), which always asks
+// for approval first.
 //
 // The files of this folder, each a part a CLI embedding the hub needs:
 // main.go (flags, signals), hub.go (hub options, serving, the command loop,
@@ -33,7 +39,7 @@ import (
 func main() {
 	addr := flag.String("addr", extbridge.DefaultAddr, "listen address (loopback only)")
 	token := flag.String("token", "", "shared token (default $"+TokenEnv+", else a new one is printed)")
-	dir := flag.String("dir", defaultDir(), "folder for conversations, input history and artifacts")
+	dir := flag.String("dir", defaultDir(), "project directory: conversations, input history and artifacts live here, and protocol-2 extensions must name it as their project dir")
 	approvalTimeout := flag.Duration("approval-timeout", DefaultApprovalTimeout, "how long approve? waits for an answer")
 	verbose := flag.Bool("v", false, "log hub diagnostics to stderr")
 	flag.Parse()

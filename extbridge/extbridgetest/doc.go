@@ -10,7 +10,12 @@
 // [ApprovalHandler], sends the frames the real panel sends (user messages,
 // New chat's "/clear", interrupt, the JSON ping, set_mode, select_model,
 // the burst after every reconnect) and tool requests, and records every
-// frame the hub sent.
+// frame the hub sent. With Options.Protocol 2 it speaks protocol 2, as the
+// newest opentask extension does: its hello names the version, scoped
+// frames carry Options.ProjectDir, messages go out as run_agent_input
+// ([Extension.RunInput]), interrupts are answered by resume
+// ([Extension.Resume], or the [ApprovalHandler]) and tool requests'
+// approvals by [Extension.ApproveTool].
 //
 // # Quick start
 //

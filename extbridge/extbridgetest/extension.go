@@ -12,6 +12,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -44,6 +45,20 @@ type Options struct {
 	// Version is the extension_version of the hello. Default
 	// [DefaultVersion].
 	Version string
+
+	// Protocol selects the dialect the fake speaks. Default 0, the classic
+	// one: the hello carries no protocol_version. 2 (or higher) sends
+	// client "extension" and that protocol_version, as the newest opentask
+	// extension does; events then arrive as bare AG-UI frames, approvals
+	// as interrupts or CUSTOM events, and the methods send protocol-2
+	// frames ([Extension.RunInput], [Extension.Resume],
+	// [Extension.ApproveTool]).
+	Protocol int
+
+	// ProjectDir is the project_dir a protocol-2 fake puts on its
+	// project-scoped frames (list_*, select_model, set_mode, new_session,
+	// resume_conversation, tool_request). Default "": none.
+	ProjectDir string
 
 	// HTTPClient dials the hub: Listener.HTTPClient for a hub served on a
 	// [Listener]. Default: a client without keep-alives.
@@ -111,12 +126,21 @@ type Frame struct {
 	Raw  []byte // the frame as received
 }
 
+// IsEvent reports whether the frame is a bare AG-UI event (protocol 2: an
+// uppercase type).
+func (f Frame) IsEvent() bool {
+	return f.Type != "" && strings.ToUpper(f.Type) == f.Type
+}
+
 // Decode unmarshals the frame into v.
 func (f Frame) Decode(v any) error { return json.Unmarshal(f.Raw, v) }
 
-// Event returns the AG-UI event of a chat_event frame, nil for other
-// frames.
+// Event returns the AG-UI event of a chat_event frame, or the frame
+// itself when it is a bare AG-UI event (protocol 2); nil for other frames.
 func (f Frame) Event() json.RawMessage {
+	if f.IsEvent() {
+		return f.Raw
+	}
 	if f.Type != "chat_event" {
 		return nil
 	}
@@ -165,12 +189,17 @@ type Tab struct {
 	Active bool   `json:"active"`
 }
 
-// ApprovalRequest is an approval_request from the hub.
+// ApprovalRequest is an approval_request from the hub. In protocol 2 it is
+// read from the CUSTOM approval_request of a tool request (RequestID is
+// its tool_call_id), or from a run's tool_call interrupt (RequestID is
+// the interrupt id; ToolName and ToolArgs come from the tool call the run
+// streamed before it), and Interrupt tells which.
 type ApprovalRequest struct {
 	Type      string `json:"type"`
 	RequestID string `json:"request_id"`
 	ToolName  string `json:"tool_name"`
 	ToolArgs  string `json:"tool_args"`
+	Interrupt bool   `json:"-"`
 }
 
 // ToolResult is the tool_result answering a tool request.
@@ -199,12 +228,41 @@ type Extension struct {
 	log     []Frame               // every frame, for Received
 	changed chan struct{}         // closed and replaced when queue or done change
 	waiters map[string]chan Frame // "type" or "tool_result/ID" → one reply
+	calls   map[string]*toolCall  // protocol 2: tool calls streamed, by id
+	thread  string                // protocol 2: the threadId of the last RUN_STARTED
 	ended   bool                  // the reader has stopped
 	err     error                 // why the reader stopped
+
+	ack int // the ack's protocol_version, 0 when absent
 
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+}
+
+// toolCall is a tool call a protocol-2 run streamed.
+type toolCall struct{ name, args string }
+
+// AckProtocol returns the protocol_version of the hub's browser_hello_ack,
+// 0 when it carried none (a classic ack).
+func (e *Extension) AckProtocol() int { return e.ack }
+
+// Thread returns the threadId of the last RUN_STARTED a protocol-2 fake
+// received: the conversation a protocol-2 panel adopts as active.
+func (e *Extension) Thread() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.thread
+}
+
+func (e *Extension) p2() bool { return e.opts.Protocol >= 2 }
+
+// scoped adds the options' project dir to a protocol-2 frame.
+func (e *Extension) scoped(frame map[string]any) map[string]any {
+	if e.p2() && e.opts.ProjectDir != "" {
+		frame["project_dir"] = e.opts.ProjectDir
+	}
+	return frame
 }
 
 // DialRaw opens the WebSocket to the hub at url (ws://127.0.0.1:PORT/ws)
@@ -262,7 +320,12 @@ func Dial(ctx context.Context, url string, opts *Options) (*Extension, error) {
 	if version == "" {
 		version = DefaultVersion
 	}
-	hello, _ := json.Marshal(map[string]string{"type": "browser_hello", "token": o.Token, "extension_version": version})
+	helloFields := map[string]any{"type": "browser_hello", "token": o.Token, "extension_version": version}
+	if o.Protocol != 0 {
+		helloFields["client"] = "extension"
+		helloFields["protocol_version"] = o.Protocol
+	}
+	hello, _ := json.Marshal(helloFields)
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		ws.CloseNow()
 		return nil, fmt.Errorf("extbridgetest: sending hello: %w", err)
@@ -276,9 +339,15 @@ func Dial(ctx context.Context, url string, opts *Options) (*Extension, error) {
 		ws.CloseNow()
 		return nil, fmt.Errorf("extbridgetest: expected browser_hello_ack, got %.64q", data)
 	}
+	var ack struct {
+		ProtocolVersion int `json:"protocol_version"`
+	}
+	_ = json.Unmarshal(data, &ack)
 	e := &Extension{
 		ws:      ws,
 		opts:    o,
+		ack:     ack.ProtocolVersion,
+		calls:   map[string]*toolCall{},
 		changed: make(chan struct{}),
 		waiters: map[string]chan Frame{},
 		done:    make(chan struct{}),
@@ -382,6 +451,27 @@ func (e *Extension) answer(f Frame) bool {
 			_ = e.Reply(context.Background(), cmd.ID, res)
 		}
 		return true
+	case "TOOL_CALL_START", "TOOL_CALL_ARGS", "RUN_STARTED":
+		e.track(f)
+		return false
+	case "CUSTOM", "RUN_FINISHED":
+		if e.opts.Approvals == nil {
+			return false
+		}
+		req, ok := e.p2Approval(f)
+		if !ok {
+			return false
+		}
+		action := e.opts.Approvals.HandleApproval(e.ctx, req)
+		if action == "" {
+			return false
+		}
+		if req.Interrupt {
+			_ = e.Resume(context.Background(), ResumeEntry{InterruptID: req.RequestID, Status: resumeStatus(action)})
+		} else {
+			_ = e.ApproveTool(context.Background(), req.RequestID, action == "approve")
+		}
+		return true
 	case "approval_request":
 		if e.opts.Approvals == nil {
 			return false
@@ -398,6 +488,99 @@ func (e *Extension) answer(f Frame) bool {
 		return true
 	}
 	return false
+}
+
+func resumeStatus(action string) string {
+	if action == "approve" {
+		return "resolved"
+	}
+	return "cancelled"
+}
+
+// track records the tool calls and the thread a protocol-2 run streams.
+func (e *Extension) track(f Frame) {
+	var ev struct {
+		ThreadID     string `json:"threadId"`
+		ToolCallID   string `json:"toolCallId"`
+		ToolCallName string `json:"toolCallName"`
+		Delta        string `json:"delta"`
+	}
+	if json.Unmarshal(f.Raw, &ev) != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch f.Type {
+	case "RUN_STARTED":
+		e.thread = ev.ThreadID
+	case "TOOL_CALL_START":
+		if len(e.calls) > 1024 {
+			clear(e.calls)
+		}
+		e.calls[ev.ToolCallID] = &toolCall{name: ev.ToolCallName}
+	case "TOOL_CALL_ARGS":
+		if c := e.calls[ev.ToolCallID]; c != nil {
+			c.args += ev.Delta
+		}
+	}
+}
+
+// p2Approval reads an approval prompt from a protocol-2 frame: a CUSTOM
+// approval_request, or the first tool_call interrupt of a RUN_FINISHED.
+func (e *Extension) p2Approval(f Frame) (*ApprovalRequest, bool) {
+	var ev struct {
+		Name  string `json:"name"`
+		Value struct {
+			ToolName   string `json:"tool_name"`
+			ToolArgs   string `json:"tool_args"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"value"`
+		Outcome struct {
+			Type       string      `json:"type"`
+			Interrupts []Interrupt `json:"interrupts"`
+		} `json:"outcome"`
+	}
+	if json.Unmarshal(f.Raw, &ev) != nil {
+		return nil, false
+	}
+	if f.Type == "CUSTOM" {
+		if ev.Name != "approval_request" || ev.Value.ToolCallID == "" {
+			return nil, false
+		}
+		return &ApprovalRequest{Type: "approval_request", RequestID: ev.Value.ToolCallID,
+			ToolName: ev.Value.ToolName, ToolArgs: ev.Value.ToolArgs}, true
+	}
+	if ev.Outcome.Type != "interrupt" {
+		return nil, false
+	}
+	for _, it := range ev.Outcome.Interrupts {
+		if it.Reason != "tool_call" {
+			continue
+		}
+		req := &ApprovalRequest{Type: "approval_request", RequestID: it.ID, Interrupt: true}
+		e.mu.Lock()
+		if c := e.calls[it.ToolCallID]; c != nil {
+			req.ToolName, req.ToolArgs = c.name, c.args
+		}
+		e.mu.Unlock()
+		return req, true
+	}
+	return nil, false
+}
+
+// Interrupt is one interrupt of a protocol-2 RUN_FINISHED outcome.
+type Interrupt struct {
+	ID             string          `json:"id"`
+	Reason         string          `json:"reason"`
+	ToolCallID     string          `json:"toolCallId"`
+	ResponseSchema json.RawMessage `json:"responseSchema"`
+}
+
+// ResumeEntry answers one interrupt in a protocol-2 resume.
+type ResumeEntry struct {
+	InterruptID string          `json:"interruptId"`
+	Status      string          `json:"status"` // "resolved" or "cancelled"
+	Payload     json.RawMessage `json:"payload,omitempty"`
 }
 
 // takeWaiterLocked returns the waiter of a reply to Request or CallTool.
@@ -576,9 +759,60 @@ func (e *Extension) UserMessage(ctx context.Context, content string, attachments
 }
 
 // NewChat sends what the panel's "New chat" button sends: the
-// user_message "/clear". A hub answers it as a new_session.
+// user_message "/clear" (classic), which a hub answers as a new_session,
+// or new_session with the project dir (protocol 2).
 func (e *Extension) NewChat(ctx context.Context) error {
+	if e.p2() {
+		return e.Send(ctx, e.scoped(map[string]any{"type": "new_session"}))
+	}
 	return e.UserMessage(ctx, "/clear")
+}
+
+// Image is an attachment of a protocol-2 panel message.
+type Image struct {
+	Filename, MIMEType, Data string
+}
+
+// RunInput sends what a protocol-2 panel sends for a typed message: a
+// run_agent_input on thread (the last RUN_STARTED's threadId, "" right
+// after new_session) with one user message, a string or, with images,
+// content parts (text, then one image part per file).
+func (e *Extension) RunInput(ctx context.Context, thread, text string, images ...Image) error {
+	var content any = text
+	if len(images) > 0 {
+		parts := []map[string]any{}
+		if text != "" {
+			parts = append(parts, map[string]any{"type": "text", "text": text})
+		}
+		for _, im := range images {
+			parts = append(parts, map[string]any{"type": "image", "mimeType": im.MIMEType, "data": im.Data, "filename": im.Filename})
+		}
+		content = parts
+	}
+	return e.Send(ctx, map[string]any{"type": "run_agent_input", "input": map[string]any{
+		"threadId": thread, "runId": newID(),
+		"messages": []map[string]any{{"id": newID(), "role": "user", "content": content}},
+	}})
+}
+
+// Resume sends a protocol-2 resume: a run_agent_input with no messages and
+// the entries answering the suspended run's interrupts.
+func (e *Extension) Resume(ctx context.Context, entries ...ResumeEntry) error {
+	return e.Send(ctx, map[string]any{"type": "run_agent_input", "input": map[string]any{
+		"threadId": e.Thread(), "runId": newID(), "messages": []any{}, "resume": entries,
+	}})
+}
+
+// ApproveTool answers a protocol-2 tool request's approval (the CUSTOM
+// approval_request): approval_response {tool_call_id, approved}.
+func (e *Extension) ApproveTool(ctx context.Context, toolCallID string, approved bool) error {
+	return e.Send(ctx, map[string]any{"type": "approval_response", "tool_call_id": toolCallID, "approved": approved})
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Interrupt sends interrupt (the panel's stop button). The hub does not
@@ -595,7 +829,7 @@ func (e *Extension) Ping(ctx context.Context) error {
 // SetMode sends set_mode (the panel's mode picker) and returns the mode
 // frame the hub answers with.
 func (e *Extension) SetMode(ctx context.Context, mode string) (string, error) {
-	f, err := e.Request(ctx, map[string]string{"type": "set_mode", "mode": mode}, "mode")
+	f, err := e.Request(ctx, e.scoped(map[string]any{"type": "set_mode", "mode": mode}), "mode")
 	if err != nil {
 		return "", err
 	}
@@ -608,7 +842,7 @@ func (e *Extension) SetMode(ctx context.Context, mode string) (string, error) {
 // SelectModel sends select_model (the panel's /model menu) and returns
 // the models frame the hub answers with (a mode frame follows it).
 func (e *Extension) SelectModel(ctx context.Context, model string) (Frame, error) {
-	return e.Request(ctx, map[string]string{"type": "select_model", "model": model}, "models")
+	return e.Request(ctx, e.scoped(map[string]any{"type": "select_model", "model": model}), "models")
 }
 
 // Reconnected sends what the extension sends after every connect:
@@ -617,14 +851,14 @@ func (e *Extension) SelectModel(ctx context.Context, model string) (Frame, error
 // are queued for Next.
 func (e *Extension) Reconnected(ctx context.Context, lastConversation string) error {
 	for _, typ := range []string{"list_conversations", "list_skills", "list_models", "list_history"} {
-		if err := e.Send(ctx, map[string]string{"type": typ}); err != nil {
+		if err := e.Send(ctx, e.scoped(map[string]any{"type": typ})); err != nil {
 			return err
 		}
 	}
 	if lastConversation == "" {
 		return nil
 	}
-	return e.Send(ctx, map[string]string{"type": "resume_conversation", "id": lastConversation})
+	return e.Send(ctx, e.scoped(map[string]any{"type": "resume_conversation", "id": lastConversation}))
 }
 
 // Request sends frame (marshalled; a string is sent as a frame of that
@@ -634,7 +868,7 @@ func (e *Extension) Reconnected(ctx context.Context, lastConversation string) er
 // not answer a resume_conversation with an unknown id, nor an interrupt).
 func (e *Extension) Request(ctx context.Context, frame any, replyType string) (Frame, error) {
 	if typ, ok := frame.(string); ok {
-		frame = map[string]string{"type": typ}
+		frame = e.scoped(map[string]any{"type": typ})
 	}
 	return e.await(ctx, replyType, func() error { return e.Send(ctx, frame) })
 }
@@ -642,11 +876,9 @@ func (e *Extension) Request(ctx context.Context, frame any, replyType string) (F
 // CallTool sends a tool_request with a new id and waits for its
 // tool_result.
 func (e *Extension) CallTool(ctx context.Context, toolName, toolArgs string) (*ToolResult, error) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id := newID()
 	f, err := e.await(ctx, "tool_result/"+id, func() error {
-		return e.Send(ctx, map[string]string{"type": "tool_request", "id": id, "tool_name": toolName, "tool_args": toolArgs})
+		return e.Send(ctx, e.scoped(map[string]any{"type": "tool_request", "id": id, "tool_name": toolName, "tool_args": toolArgs}))
 	})
 	if err != nil {
 		return nil, err

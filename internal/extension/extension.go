@@ -101,8 +101,24 @@ type Config struct {
 	// Zero means 20 s.
 	HubPingInterval time.Duration
 	// Approvals is how approval_request frames are answered. The zero
-	// value is ApprovalIgnore.
+	// value is ApprovalIgnore. It also answers protocol 2's tool_call
+	// interrupts (a resume entry "resolved" or "cancelled") and the CUSTOM
+	// approval_request of a panel tool request (approval_response
+	// {tool_call_id, approved}).
 	Approvals Approval
+
+	// HubProtocol is the protocol_version of the hello: 0 sends none (the
+	// classic dialect), 2 the infer daemon binding dialect of the newest
+	// opentask extension (bare AG-UI events, interrupts, run_agent_input).
+	HubProtocol int
+	// HubProjectDir is the project_dir a protocol-2 extension puts on its
+	// project-scoped frames (new_session, tool_request, …). Required with
+	// a Panel on protocol 2, as the real extension sends none without it.
+	HubProjectDir string
+	// Panel, when set, makes the extension act as a user at its side panel
+	// once connected, so that end-to-end tests exercise the conversation
+	// frames: see [Panel].
+	Panel *Panel
 
 	// DisableNative turns the native messaging side off.
 	DisableNative bool
@@ -126,6 +142,64 @@ type Config struct {
 	Log bool
 }
 
+// Panel scripts the side panel of the reference extension. After each hello
+// ack it starts a new session (protocol 2), sends Message as the user's
+// panel message (user_message, or run_agent_input on protocol 2) and, when
+// ToolName is set, one tool_request. It folds the chat events it receives
+// into a transcript, answers approvals as Config.Approvals says, fetches
+// each artifact an assistant text links to (a markdown image of
+// …/.infer/artifacts/<rel>, or …/.infer/projects/<slug>/artifacts/<rel> on
+// protocol 2, rewritten onto the hub's /artifacts/ route as the real panel
+// does), and after every run's end and its tool request's result sends a
+// tool_request of ReportTool whose tool_args is a [PanelReport].
+type Panel struct {
+	Message    string
+	ToolName   string
+	ToolArgs   string
+	ReportTool string // default "PanelReport"
+}
+
+// PanelReport is what a scripted [Panel] reports, as the tool_args of its
+// ReportTool request.
+type PanelReport struct {
+	// Messages are the transcript: text messages by role, in order.
+	Messages []PanelMessage `json:"messages"`
+	// Events are the AG-UI event types received, in order.
+	Events []string `json:"events"`
+	// Thread is the threadId of the last RUN_STARTED.
+	Thread string `json:"thread"`
+	// Interrupts are the ids of the interrupts answered, in order.
+	Interrupts []string `json:"interrupts"`
+	// Approvals are the request ids of the approval requests answered
+	// (approval_request frames, CUSTOM approval_request events).
+	Approvals []string `json:"approvals"`
+	// ToolResult is the tool_result of the panel's tool request, once it
+	// came.
+	ToolResult *PanelToolResult `json:"toolResult"`
+	// Artifacts are the artifacts fetched: URL, HTTP status and body.
+	Artifacts []PanelArtifact `json:"artifacts"`
+}
+
+// PanelMessage is one text message of a [PanelReport].
+type PanelMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// PanelToolResult is a tool_result as a [PanelReport] carries it.
+type PanelToolResult struct {
+	Success bool   `json:"success"`
+	Output  string `json:"output"`
+	Error   string `json:"error"`
+}
+
+// PanelArtifact is one fetched artifact of a [PanelReport].
+type PanelArtifact struct {
+	URL    string `json:"url"`
+	Status int    `json:"status"`
+	Body   string `json:"body"`
+}
+
 // fileConfig is config.json as the service worker reads it.
 type fileConfig struct {
 	Native    nativeConfig `json:"native"`
@@ -142,11 +216,21 @@ type nativeConfig struct {
 }
 
 type hubConfig struct {
-	URL          string `json:"url"`
-	Token        string `json:"token"`
-	BackoffMinMs int64  `json:"backoffMinMs"`
-	BackoffMaxMs int64  `json:"backoffMaxMs"`
-	PingMs       int64  `json:"pingMs"`
+	URL          string       `json:"url"`
+	Token        string       `json:"token"`
+	BackoffMinMs int64        `json:"backoffMinMs"`
+	BackoffMaxMs int64        `json:"backoffMaxMs"`
+	PingMs       int64        `json:"pingMs"`
+	Protocol     int          `json:"protocol,omitempty"`
+	ProjectDir   string       `json:"projectDir,omitempty"`
+	Panel        *panelConfig `json:"panel,omitempty"`
+}
+
+type panelConfig struct {
+	Message    string `json:"message"`
+	ToolName   string `json:"toolName"`
+	ToolArgs   string `json:"toolArgs"`
+	ReportTool string `json:"reportTool"`
 }
 
 // HubURL returns the URL the extension dials for a hub on port.
@@ -216,6 +300,19 @@ func (c *Config) file() (*fileConfig, error) {
 	}
 	if h.PingMs, err = millis("HubPingInterval", orDefault(c.HubPingInterval, 20*time.Second)); err != nil {
 		return nil, err
+	}
+	if c.HubProtocol < 0 {
+		return nil, fmt.Errorf("%w: HubProtocol is negative", ErrInvalidConfig)
+	}
+	h.Protocol, h.ProjectDir = c.HubProtocol, c.HubProjectDir
+	if p := c.Panel; p != nil {
+		if c.HubProtocol >= 2 && c.HubProjectDir == "" {
+			return nil, fmt.Errorf("%w: a protocol-2 Panel needs HubProjectDir", ErrInvalidConfig)
+		}
+		h.Panel = &panelConfig{Message: p.Message, ToolName: p.ToolName, ToolArgs: p.ToolArgs, ReportTool: p.ReportTool}
+		if h.Panel.ReportTool == "" {
+			h.Panel.ReportTool = "PanelReport"
+		}
 	}
 	fc.Hub = h
 	return fc, nil

@@ -183,6 +183,9 @@ func TestConfigRejected(t *testing.T) {
 		"bad host name":       {NativeHost: "Com.Example"},
 		"host name with dots": {NativeHost: "com..example"},
 		"unknown approval":    {Approvals: extension.Approval(7)},
+		"negative protocol":   {HubPort: 5000, HubToken: "tok-SECRET", HubProtocol: -1},
+		"protocol-2 panel without project dir": {HubPort: 5000, HubToken: "tok-SECRET", HubProtocol: 2,
+			Panel: &extension.Panel{Message: "hi"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ext")

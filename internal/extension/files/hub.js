@@ -3,7 +3,10 @@
 // runs every browser_command on the tab it controls and answers exactly one
 // browser_result per id, answers approval requests as configured, sends a
 // JSON ping every 20 s, and reconnects with backoff (1 s doubling to 30 s).
-// Unknown, non-JSON and non-object frames are ignored.
+// Unknown, non-JSON and non-object frames are ignored. With hub.protocol 2
+// it speaks the infer daemon binding dialect (protocol 2) of the newest
+// opentask extension; with hub.panel it also acts as a user at its side
+// panel (see ScriptedPanel), for the end-to-end tests of both dialects.
 import { extensionVersion, loadConfig } from './config.js';
 import { activeTab, capture, navigate, runInPage, withTimeout } from './browser.js';
 
@@ -23,6 +26,7 @@ export class HubSide {
     this.inflight = new Set(); // command ids being run
     this.answered = new WeakMap(); // WebSocket -> the last ANSWERED_MAX ids answered on it, oldest first
     this.controlledTabId = null;
+    this.panels = new WeakMap(); // WebSocket -> its ScriptedPanel
   }
 
   async ensure() {
@@ -50,7 +54,9 @@ export class HubSide {
     this.ws = ws;
     this.answered.set(ws, new Set());
     ws.onopen = () => {
-      this.send(ws, { type: 'browser_hello', token: hub.token, extension_version: extensionVersion() });
+      const hello = { type: 'browser_hello', token: hub.token, extension_version: extensionVersion() };
+      if (hub.protocol) Object.assign(hello, { client: 'extension', protocol_version: hub.protocol });
+      this.send(ws, hello);
       this.ping = setInterval(() => this.send(ws, { type: 'ping' }), hub.pingMs);
       this.log('hub: hello sent');
     };
@@ -92,20 +98,33 @@ export class HubSide {
       return;
     }
     if (!f || typeof f !== 'object' || Array.isArray(f)) return;
+    const panel = this.panels.get(ws);
     switch (f.type) {
       case 'browser_hello_ack':
         this.backoff = 0;
-        this.log('hub: connected');
+        this.log('hub: connected', f.protocol_version || 0);
+        if (cfg.hub.panel) {
+          const p = new ScriptedPanel(this, ws, cfg);
+          this.panels.set(ws, p);
+          p.start();
+        }
+        return;
+      case 'tool_result':
+      case 'chat_event':
+        if (panel) panel.frame(f);
         return;
       case 'browser_command':
         this.command(ws, f);
         return;
       case 'approval_request':
         this.approval(ws, cfg, f);
+        if (panel && typeof f.request_id === 'string' && cfg.approvals !== 'ignore') panel.report.approvals.push(f.request_id);
         return;
       // approval_resolved clears a prompt; with no prompt shown there is
       // nothing to do, like for any other frame.
     }
+    // Protocol 2: an uppercase type is a bare AG-UI event.
+    if (panel && typeof f.type === 'string' && f.type === f.type.toUpperCase()) panel.event(f);
   }
 
   approval(ws, cfg, f) {
@@ -198,5 +217,150 @@ export class HubSide {
       }
     }
     throw new Error(`unknown action ${JSON.stringify(String(f.action))}`);
+  }
+}
+
+// ScriptedPanel acts as a user at the side panel of one connection: it
+// starts a session, sends the configured message and tool request, folds
+// the chat into a transcript, answers approvals as configured, fetches the
+// artifacts the assistant links to, and reports what it saw as a
+// tool_request of the report tool after every run's end and after its tool
+// request's result.
+class ScriptedPanel {
+  constructor(side, ws, cfg) {
+    this.side = side;
+    this.ws = ws;
+    this.cfg = cfg;
+    this.p2 = cfg.hub.protocol >= 2;
+    this.toolId = null;
+    this.fetched = new Set();
+    this.report = { messages: [], events: [], thread: '', interrupts: [], approvals: [], toolResult: null, artifacts: [] };
+    this.calls = new Map(); // toolCallId -> true, the calls a run streamed
+  }
+
+  send(frame) {
+    return this.side.send(this.ws, frame);
+  }
+
+  scoped(frame) {
+    if (this.p2 && this.cfg.hub.projectDir) frame.project_dir = this.cfg.hub.projectDir;
+    return frame;
+  }
+
+  start() {
+    const panel = this.cfg.hub.panel;
+    if (this.p2) this.send(this.scoped({ type: 'new_session' }));
+    if (panel.message) {
+      if (this.p2) {
+        this.send({ type: 'run_agent_input', input: { threadId: this.report.thread, runId: crypto.randomUUID(),
+          messages: [{ id: crypto.randomUUID(), role: 'user', content: panel.message }] } });
+      } else {
+        this.send({ type: 'user_message', content: panel.message });
+      }
+    }
+    if (panel.toolName) {
+      this.toolId = crypto.randomUUID();
+      this.send(this.scoped({ type: 'tool_request', id: this.toolId, tool_name: panel.toolName, tool_args: panel.toolArgs || '' }));
+    }
+  }
+
+  frame(f) {
+    if (f.type === 'chat_event') {
+      if (f.event && typeof f.event === 'object') this.event(f.event);
+      return;
+    }
+    if (f.type === 'tool_result' && f.id === this.toolId) {
+      this.report.toolResult = { success: f.success === true, output: String(f.output || ''), error: String(f.error || '') };
+      this.sendReport();
+    }
+  }
+
+  event(e) {
+    if (typeof e.type !== 'string') return;
+    const r = this.report;
+    r.events.push(e.type);
+    const last = r.messages[r.messages.length - 1];
+    switch (e.type) {
+      case 'RUN_STARTED':
+        if (typeof e.threadId === 'string') r.thread = e.threadId;
+        return;
+      case 'TEXT_MESSAGE_START':
+        r.messages.push({ role: typeof e.role === 'string' ? e.role : 'assistant', text: '', id: e.messageId });
+        return;
+      case 'TEXT_MESSAGE_CONTENT':
+        if (last && last.id === e.messageId) last.text += String(e.delta || '');
+        else r.messages.push({ role: 'assistant', text: String(e.delta || ''), id: e.messageId });
+        return;
+      case 'TEXT_MESSAGE_END':
+        if (last && last.role === 'assistant') this.fetchArtifacts(last.text);
+        return;
+      case 'MESSAGES_SNAPSHOT':
+        r.messages = (Array.isArray(e.messages) ? e.messages : [])
+          .filter((m) => m && typeof m.content === 'string' && m.content)
+          .map((m) => ({ role: String(m.role), text: m.content, id: m.id }));
+        return;
+      case 'CUSTOM':
+        this.custom(e);
+        return;
+      case 'RUN_ERROR':
+        if (typeof e.runId === 'string') this.sendReport();
+        return;
+      case 'RUN_FINISHED':
+        if (e.outcome && e.outcome.type === 'interrupt') {
+          this.resume(Array.isArray(e.outcome.interrupts) ? e.outcome.interrupts : []);
+          return;
+        }
+        this.sendReport();
+    }
+  }
+
+  // resume answers every tool_call interrupt of the suspended run in one
+  // resume, as configured; with "ignore" it leaves them open.
+  resume(interrupts) {
+    const policy = this.cfg.approvals;
+    if (policy === 'ignore' || interrupts.length === 0) return;
+    const entries = interrupts.filter((it) => it && typeof it.id === 'string').map((it) => {
+      this.report.interrupts.push(it.id);
+      return { interruptId: it.id, status: policy === 'approve' && it.reason === 'tool_call' ? 'resolved' : 'cancelled' };
+    });
+    this.send({ type: 'run_agent_input', input: { threadId: this.report.thread, runId: crypto.randomUUID(), messages: [], resume: entries } });
+  }
+
+  custom(e) {
+    const v = e.value;
+    if (e.name !== 'approval_request' || !v || typeof v.tool_call_id !== 'string' || v.tool_call_id === '') return;
+    const policy = this.cfg.approvals;
+    if (policy === 'ignore') return;
+    this.report.approvals.push(v.tool_call_id);
+    this.send({ type: 'approval_response', tool_call_id: v.tool_call_id, approved: policy === 'approve' });
+  }
+
+  // fetchArtifacts loads the artifacts a markdown image in text links to,
+  // rewritten onto the hub's /artifacts/ route as the real panel does.
+  fetchArtifacts(text) {
+    const base = this.cfg.hub.url.replace(/^ws:/, 'http:').replace(/\/ws$/, '');
+    const re = this.p2 ? /!\[[^\]]*\]\([^)]*\/\.infer\/projects\/([^/)]+)\/artifacts\/([^)]+)\)/g
+      : /!\[[^\]]*\]\([^)]*\/\.infer\/artifacts\/([^)]+)\)/g;
+    for (const m of text.matchAll(re)) {
+      const rel = this.p2 ? `${m[1]}/${m[2]}` : m[1];
+      const url = `${base}/artifacts/${rel}`;
+      if (this.fetched.has(url)) continue;
+      this.fetched.add(url);
+      this.pending = (this.pending || Promise.resolve()).then(async () => {
+        try {
+          const res = await fetch(url, { cache: 'no-store' });
+          this.report.artifacts.push({ url, status: res.status, body: (await res.text()).slice(0, 256) });
+        } catch (err) {
+          this.report.artifacts.push({ url, status: 0, body: String((err && err.message) || err) });
+        }
+      });
+    }
+  }
+
+  async sendReport() {
+    await this.pending;
+    const r = this.report;
+    const report = { ...r, messages: r.messages.map(({ role, text }) => ({ role, text })) };
+    this.send(this.scoped({ type: 'tool_request', id: crypto.randomUUID(), tool_name: this.cfg.hub.panel.reportTool, tool_args: JSON.stringify(report) }));
   }
 }
