@@ -81,6 +81,8 @@
 // reported as 500 "internal" with a generic message. Published schemas may
 // not reference files or the network. pathPrefixes is a relevance filter,
 // not authorization: every action handler authenticates and authorizes
-// itself. The Client enforces consent (RunOptions.AllowWrites,
+// itself. Idempotency-Keys are scoped by the credential as presented
+// ([WithCredential]) or the session, and hashed before they reach a store; a
+// replay carries the stored status and body, never Set-Cookie. The Client enforces consent (RunOptions.AllowWrites,
 // AllowIrreversible) before it sends anything.
 package webagents
