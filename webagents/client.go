@@ -342,9 +342,10 @@ func (c *Client) discoverOne(ctx context.Context, hc *http.Client, page *url.URL
 }
 
 // resolveEndpoint resolves a manifest's endpoint against the page URL, as
-// the real client does, and requires the page's origin.
+// the real client (a browser's URL parser) does, and requires the page's
+// origin.
 func resolveEndpoint(page *url.URL, endpoint string) (*url.URL, error) {
-	ref, err := url.Parse(endpoint)
+	ref, err := url.Parse(browserSlashes(endpoint))
 	if err != nil {
 		return nil, ErrCrossOriginEndpoint
 	}

@@ -98,9 +98,12 @@ type ParseOptions struct {
 	// origin). When set, the endpoint must resolve against it to an http(s)
 	// URL of the same origin.
 	BaseURL string
-	// Strict requires exactly one webagents fenced block in a markdown
-	// document, as the checker does. Otherwise the first block is used and
-	// the others are reported in Warnings, as the client does.
+	// Strict is the checker's reading (and NewHandler's): it requires
+	// exactly one webagents fenced block in a markdown document, and
+	// refuses what browsers read differently from the text (a backslash in
+	// the endpoint or a path prefix). Otherwise the first block is used,
+	// the others and such readings are reported in Warnings, and the
+	// manifest is read as the originating client reads it.
 	Strict bool
 	// MaxSchemaCost is the most an inputSchema or outputSchema may cost to
 	// validate with (see [DefaultMaxSchemaCost], the default when 0). A
@@ -425,7 +428,7 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		if len(jsTrim([]byte(w.Endpoint))) == 0 {
 			v.problem("$.workflow.endpoint", "is only white space; other clients trim it and refuse it as empty")
 		} else {
-			v.checkEndpoint(w.Endpoint, opts.BaseURL)
+			v.checkEndpoint(w.Endpoint, opts.BaseURL, opts.Strict)
 		}
 		v.agreement("$.workflow.endpoint", w.Endpoint, MaxEndpointChars)
 	}
@@ -449,6 +452,10 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 			for i, p := range list {
 				s, _ := p.(string)
 				a.PathPrefixes = append(a.PathPrefixes, s)
+				if strings.Contains(s, `\`) {
+					v.divergent(opts.Strict, fmt.Sprintf("%s.pathPrefixes[%d]", path, i),
+						`has a backslash; a browser's page paths never do (it reads "\" as "/"), so it matches no page`)
+				}
 				v.agreement(fmt.Sprintf("%s.pathPrefixes[%d]", path, i), s, MaxPathPrefixChars)
 			}
 		}
@@ -495,8 +502,12 @@ func boolOr(v any, def bool) bool {
 	return def
 }
 
-func (v *validator) checkEndpoint(endpoint, base string) {
+func (v *validator) checkEndpoint(endpoint, base string, strict bool) {
 	const path = "$.workflow.endpoint"
+	if strings.Contains(endpoint, `\`) {
+		v.divergent(strict, path, `has a backslash, which browsers read as "/" (so "/\host" names another host); write "/"`)
+	}
+	endpoint = browserSlashes(endpoint)
 	ref, err := url.Parse(endpoint)
 	if err != nil {
 		v.problem(path, "is not a URL")
@@ -526,6 +537,32 @@ func (v *validator) checkEndpoint(endpoint, base string) {
 	}
 	if originOf(resolved) != originOf(baseURL) {
 		v.problem(path, "must resolve to the page's origin "+originOf(baseURL))
+	}
+}
+
+// browserSlashes reads a URL reference as a browser's (WHATWG) URL parser
+// does against an http(s) base: a backslash before the query or fragment is
+// a slash, so "/\host/x" is the network path "//host/x".
+func browserSlashes(ref string) string {
+	end := strings.IndexAny(ref, "?#")
+	if end < 0 {
+		end = len(ref)
+	}
+	if !strings.Contains(ref[:end], `\`) {
+		return ref
+	}
+	return strings.ReplaceAll(ref[:end], `\`, "/") + ref[end:]
+}
+
+// divergent reports what the originating client reads differently from a
+// browser-independent reading: a problem for the checker, the strict parse
+// and NewHandler (a site must not publish it), a warning for the client,
+// which reads it as the originating client does.
+func (v *validator) divergent(strict bool, path, msg string) {
+	if strict {
+		v.problem(path, msg)
+	} else {
+		v.warning(path, msg)
 	}
 }
 
@@ -732,5 +769,5 @@ func (m *Manifest) revalidate(base string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifest(raw, &ParseOptions{BaseURL: base})
+	return ParseManifest(raw, &ParseOptions{BaseURL: base, Strict: true})
 }
