@@ -570,12 +570,22 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 		// Never read as U+FFFD: the module refuses invalid UTF-8 everywhere.
 		return res, protocolError("the body is not valid UTF-8")
 	}
-	env, err := decodeResponse(raw)
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	env, err := decodeResponse(raw, known)
+	var unknown *unknownOperationError
 	switch {
+	case errors.As(err, &unknown):
+		// Results are relayed to a model and printed: a site's answer for
+		// operations nobody asked for (thousands of them) is not read.
+		return res, protocolError(fmt.Sprintf("the envelope names operation %q in %q, which is not in the batch",
+			truncate(unknown.id, 64), unknown.member))
 	case err == nil && env.Protocol == Protocol:
 		res.Response = env
 	case (err != nil || env.Protocol == "") && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		lenient, ok := lenientResponse(raw, ids)
+		lenient, ok := lenientResponse(raw, known)
 		if !ok {
 			return res, protocolError(`the body has no "protocol" member and no "ok" boolean with results named by operation id`)
 		}
@@ -629,7 +639,7 @@ func cmpOr(s, def string) string {
 // of objects each naming an operation of the batch by "id" with its
 // "result". Results are never guessed: an operation the body does not name
 // has none. Anything else is not read.
-func lenientResponse(raw []byte, ids []string) (*Response, bool) {
+func lenientResponse(raw []byte, known map[string]bool) (*Response, bool) {
 	var body map[string]json.RawMessage
 	if strictjson.Unmarshal(raw, &body) != nil {
 		return nil, false
@@ -637,10 +647,6 @@ func lenientResponse(raw []byte, ids []string) (*Response, bool) {
 	env := &Response{}
 	if _, has := body["protocol"]; has || json.Unmarshal(body["ok"], &env.OK) != nil {
 		return nil, false
-	}
-	known := map[string]bool{}
-	for _, id := range ids {
-		known[id] = true
 	}
 	if r, ok := body["results"]; ok {
 		env.Results = map[string]json.RawMessage{}
@@ -681,12 +687,22 @@ func lenientResponse(raw []byte, ids []string) (*Response, bool) {
 
 var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")
 
+// unknownOperationError is decodeResponse's refusal of an envelope that
+// names an operation the batch does not have.
+type unknownOperationError struct{ member, id string }
+
+func (e *unknownOperationError) Error() string {
+	return fmt.Sprintf("webagents: the envelope's %q names operation %q, which is not in the batch", e.member, truncate(e.id, 64))
+}
+
 // decodeResponse decodes a response envelope. Its own members must be
 // unambiguous: no duplicate keys, no case variants of the envelope's keys,
 // no duplicate operation ids, strict operation errors. Results are the
 // site's data and are relayed as sent: operation ids are case-sensitive
-// ("a" and "A" are two operations) and a result may hold any JSON.
-func decodeResponse(raw []byte) (*Response, error) {
+// ("a" and "A" are two operations) and a result may hold any JSON. When
+// known is not nil, "results", "errors" and "skipped" may name only its
+// operations (an *unknownOperationError, at the first other one).
+func decodeResponse(raw []byte, known map[string]bool) (*Response, error) {
 	env := &Response{}
 	members := map[string]any{"ok": &env.OK, "protocol": &env.Protocol, "pacing": &env.Pacing,
 		"error": &env.Error, "code": &env.Code, "operation": &env.Operation, "skipped": &env.Skipped}
@@ -698,18 +714,34 @@ func decodeResponse(raw []byte) (*Response, error) {
 		}
 		seen[folded] = true
 		if dst, ok := members[key]; ok {
-			return strictjson.Unmarshal(value, dst)
+			if err := strictjson.Unmarshal(value, dst); err != nil {
+				return err
+			}
+			if key == "skipped" && known != nil {
+				for _, id := range env.Skipped {
+					if !known[id] {
+						return &unknownOperationError{member: key, id: id}
+					}
+				}
+			}
+			return nil
 		}
 		switch key {
 		case "results":
 			env.Results = map[string]json.RawMessage{}
 			return objectMembers(value, func(id string, result json.RawMessage) error {
+				if known != nil && !known[id] {
+					return &unknownOperationError{member: key, id: id}
+				}
 				env.Results[id] = result
 				return nil
 			})
 		case "errors":
 			env.Errors = map[string]OperationError{}
 			return objectMembers(value, func(id string, e json.RawMessage) error {
+				if known != nil && !known[id] {
+					return &unknownOperationError{member: key, id: id}
+				}
 				var oe OperationError
 				if err := strictjson.Unmarshal(e, &oe); err != nil {
 					return err

@@ -298,6 +298,18 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		{"ambiguous operation error", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","errors":{"a":{"code":"x","Code":"y"}}}`)},
 		{"trailing data", serve("application/json", `{"ok":true,"protocol":"webagents/0.1"}{}`)},
 		{"too large", serve("application/json", `{"protocol":"webagents/0.1","x":"`+strings.Repeat("x", TransportLimitBytes)+`"}`)},
+		// Issue 21: results for 50,000 operations nobody sent were relayed.
+		{"results for ids not in the batch", serve("application/json", func() string {
+			var b strings.Builder
+			b.WriteString(`{"ok":true,"protocol":"webagents/0.1","results":{"a":{}`)
+			for i := range 50_000 {
+				fmt.Fprintf(&b, `,"x%d":1`, i)
+			}
+			return b.String() + "}}"
+		}())},
+		{"a result for an id not in the batch", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":1,"b\u0007":2}}`)},
+		{"an error for an id not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","errors":{"b":{"code":"x","message":"x","status":400}}}`)},
+		{"skipped ids not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","skipped":["b"]}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,6 +338,10 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			require.NotNil(t, res)
 			assert.Equal(t, pe.StatusCode, res.StatusCode)
 			assert.Nil(t, res.Response)
+			if strings.Contains(tt.name, "not in the batch") {
+				assert.Contains(t, pe.Reason, "which is not in the batch")
+				assert.NotContains(t, pe.Reason, "\a", "the id is quoted, control characters escaped")
+			}
 		})
 	}
 }
