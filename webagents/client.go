@@ -154,7 +154,7 @@ func withDefaultTimeout(ctx context.Context, configured, def time.Duration) (con
 type clientTimeoutError struct{ after time.Duration }
 
 func (e *clientTimeoutError) Error() string {
-	return "webagents: the site did not answer within " + e.after.String()
+	return "webagents: timed out: the site did not answer within " + e.after.String()
 }
 
 // Unwrap returns context.DeadlineExceeded.
