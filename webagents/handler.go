@@ -218,6 +218,11 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 	if h.json, err = m.JSONDocument(); err != nil {
 		return nil, err
 	}
+	// The JSON document was parsed above; the markdown one adds prose
+	// and a fence, which may take it past what clients read.
+	if _, err := documentSize(h.markdown, true); err != nil {
+		return nil, fmt.Errorf("webagents: the document served at %s: %w", MarkdownPath, err)
+	}
 	h.executor = Executor{
 		Handlers:       maps.Clone(opts.Actions),
 		Deadline:       opts.Deadline,

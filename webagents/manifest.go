@@ -100,10 +100,13 @@ type ParseOptions struct {
 	BaseURL string
 	// Strict is the checker's reading (and NewHandler's): it requires
 	// exactly one webagents fenced block in a markdown document, and
-	// refuses what browsers read differently from the text (a backslash in
-	// the endpoint or a path prefix). Otherwise the first block is used,
-	// the others and such readings are reported in Warnings, and the
-	// manifest is read as the originating client reads it.
+	// refuses what the originating client refuses or browsers read
+	// differently from the text: a backslash in the endpoint or a path
+	// prefix, and a document, endpoint, description, path prefix or schema
+	// (as JSON.stringify writes it) longer in UTF-16 code units than its
+	// limit. Otherwise the first block is used, the others and such
+	// readings are reported in Warnings, and the manifest is read as the
+	// notes and the originating client read it.
 	Strict bool
 	// MaxSchemaCost is the most an inputSchema or outputSchema may cost to
 	// validate with (see [DefaultMaxSchemaCost], the default when 0). A
@@ -116,7 +119,8 @@ type ParseOptions struct {
 // with "{") or markdown holding a ```webagents or ```webagents-json fenced
 // block. Prose is discarded.
 //
-// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars],
+// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars]
+// code points (with Strict, one over as many UTF-16 code units is invalid),
 // [ErrNoManifest] for a document with neither (such as the unrelated
 // heading-based webagents.md format), and a *[ValidationError] listing every
 // problem of an invalid manifest.
@@ -133,12 +137,8 @@ func ParseDocument(doc []byte, opts *ParseOptions) (*Manifest, error) {
 
 // extractManifest returns the manifest JSON of a discovery document.
 func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, err error) {
-	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
-		return nil, nil, ErrDocumentTooLarge
-	}
-	if n := utf16Len(string(doc)); n > MaxDocumentChars {
-		warnings = append(warnings, Problem{Path: "document", Message: fmt.Sprintf(
-			"is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, MaxDocumentChars)})
+	if warnings, err = documentSize(doc, strict); err != nil {
+		return nil, nil, err
 	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
@@ -182,10 +182,36 @@ func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
-	if len(data) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(data) > MaxDocumentChars {
+	warnings, err := documentSize(data, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(data, opts, warnings)
+}
+
+// documentSize checks the length of a discovery document: over
+// MaxDocumentChars code points it is [ErrDocumentTooLarge]; over as many
+// UTF-16 code units, which the originating client (JavaScript) counts and
+// refuses past that, it is invalid when strict and a warning otherwise.
+func documentSize(doc []byte, strict bool) ([]Problem, error) {
+	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
 		return nil, ErrDocumentTooLarge
 	}
-	return parseManifest(data, opts, nil)
+	if n := utf16Len(string(doc)); n > MaxDocumentChars {
+		p := Problem{Path: "document", Message: utf16Message(n, MaxDocumentChars, "")}
+		if strict {
+			return nil, &ValidationError{Problems: []Problem{p}}
+		}
+		return []Problem{p}, nil
+	}
+	return nil, nil
+}
+
+// utf16Message says that a string (or, with what, its serialization) is n
+// UTF-16 code units long, over limit.
+func utf16Message(n, limit int, what string) string {
+	return fmt.Sprintf("is %d UTF-16 code units long%s; the originating client (JavaScript) counts them and refuses more than %d",
+		n, what, limit)
 }
 
 func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manifest, error) {
@@ -204,7 +230,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 	if p := hugeNumber(tree, "$"); p != nil {
 		return nil, &ValidationError{Problems: []Problem{*p}}
 	}
-	v := &validator{warnings: warnings}
+	v := &validator{warnings: warnings, strict: opts.Strict}
 	v.caseVariantFields(tree)
 	if err := manifestSchema().Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
@@ -262,6 +288,7 @@ func decodeTreeSlow(data []byte) (any, error) {
 type validator struct {
 	problems []Problem
 	warnings []Problem
+	strict   bool // ParseOptions.Strict: see divergent
 }
 
 func (v *validator) problem(path, msg string) { v.problems = append(v.problems, Problem{path, msg}) }
@@ -428,7 +455,7 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 		if len(jsTrim([]byte(w.Endpoint))) == 0 {
 			v.problem("$.workflow.endpoint", "is only white space; other clients trim it and refuse it as empty")
 		} else {
-			v.checkEndpoint(w.Endpoint, opts.BaseURL, opts.Strict)
+			v.checkEndpoint(w.Endpoint, opts.BaseURL)
 		}
 		v.agreement("$.workflow.endpoint", w.Endpoint, MaxEndpointChars)
 	}
@@ -453,7 +480,7 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 				s, _ := p.(string)
 				a.PathPrefixes = append(a.PathPrefixes, s)
 				if strings.Contains(s, `\`) {
-					v.divergent(opts.Strict, fmt.Sprintf("%s.pathPrefixes[%d]", path, i),
+					v.divergent(fmt.Sprintf("%s.pathPrefixes[%d]", path, i),
 						`has a backslash; a browser's page paths never do (it reads "\" as "/"), so it matches no page`)
 				}
 				v.agreement(fmt.Sprintf("%s.pathPrefixes[%d]", path, i), s, MaxPathPrefixChars)
@@ -471,12 +498,13 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 	return m
 }
 
-// agreement warns where the originating client (JavaScript) reads a string
-// differently: it counts UTF-16 code units where the limits count code
-// points, and trims white space.
+// agreement reports where the originating client (JavaScript) reads a
+// string differently: it counts UTF-16 code units where the limits count
+// code points, and refuses past the limit (see divergent); and it trims
+// white space (a warning: it accepts the string).
 func (v *validator) agreement(path, s string, limit int) {
 	if n := utf16Len(s); n > limit && utf8.RuneCountInString(s) <= limit {
-		v.warning(path, fmt.Sprintf("is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, limit))
+		v.divergent(path, utf16Message(n, limit, ""))
 	}
 	if s != "" && len(jsTrim([]byte(s))) != len(s) {
 		v.warning(path, "has leading or trailing white space, which other clients trim")
@@ -502,10 +530,10 @@ func boolOr(v any, def bool) bool {
 	return def
 }
 
-func (v *validator) checkEndpoint(endpoint, base string, strict bool) {
+func (v *validator) checkEndpoint(endpoint, base string) {
 	const path = "$.workflow.endpoint"
 	if strings.Contains(endpoint, `\`) {
-		v.divergent(strict, path, `has a backslash, which browsers read as "/" (so "/\host" names another host); write "/"`)
+		v.divergent(path, `has a backslash, which browsers read as "/" (so "/\host" names another host); write "/"`)
 	}
 	endpoint = browserSlashes(endpoint)
 	ref, err := url.Parse(endpoint)
@@ -554,12 +582,12 @@ func browserSlashes(ref string) string {
 	return strings.ReplaceAll(ref[:end], `\`, "/") + ref[end:]
 }
 
-// divergent reports what the originating client reads differently from a
-// browser-independent reading: a problem for the checker, the strict parse
+// divergent reports what the originating client refuses or reads
+// differently from the text: a problem for the checker, the strict parse
 // and NewHandler (a site must not publish it), a warning for the client,
 // which reads it as the originating client does.
-func (v *validator) divergent(strict bool, path, msg string) {
-	if strict {
+func (v *validator) divergent(path, msg string) {
+	if v.strict {
 		v.problem(path, msg)
 	} else {
 		v.warning(path, msg)
@@ -605,8 +633,8 @@ func (v *validator) compileSchema(path string, s map[string]any, maxCost int64) 
 		v.problem(path, fmt.Sprintf("is %d characters serialized; the limit is %d", n, MaxSchemaChars))
 		return raw, nil
 	}
-	if n := utf16Len(string(raw)); n > MaxSchemaChars {
-		v.warning(path, fmt.Sprintf("is %d UTF-16 code units serialized; clients that count them (JavaScript) refuse more than %d", n, MaxSchemaChars))
+	if n := jsJSONLength(s); n > MaxSchemaChars {
+		v.divergent(path, utf16Message(n, MaxSchemaChars, " as JSON.stringify writes it"))
 	}
 	if maxCost <= 0 {
 		maxCost = DefaultMaxSchemaCost
