@@ -462,7 +462,12 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, ended(ctx, err)
 	}
-	if d.Status != DiscoveryFound {
+	switch {
+	case d.Status == DiscoveryFound:
+	case d.Status == DiscoveryNoActions && len(ops) > 0:
+		// The site has a manifest, with nothing for this page: each
+		// operation is refused below as not published, or not in scope.
+	default:
 		return nil, &DiscoveryError{Discovery: d}
 	}
 	m := d.Manifest

@@ -238,4 +238,16 @@ func TestDiscoverNoActionsForThePage(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotInScope)
 	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "zz"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
+
+	// Issue 24 item 3: so on a page the site publishes nothing for, not
+	// "not available on this page".
+	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "a"}}, nil)
+	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.EqualError(t, err, `webagents: action not in scope for this page: operation "x", action "a"`)
+	assert.NotErrorIs(t, err, ErrNotAvailable)
+	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "zz"}}, nil)
+	assert.ErrorIs(t, err, ErrNotPublished)
+	_, err = c.Run(t.Context(), srv.URL+"/about", nil, nil)
+	assert.ErrorIs(t, err, ErrNotAvailable, "no operation: the page has nothing")
+	assert.ErrorIs(t, err, ErrNoActionsForPage)
 }
