@@ -60,10 +60,7 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 			require.Error(t, err, "a site must not serve a manifest clients refuse")
 			assert.Contains(t, err.Error(), "backslash")
 
-			srv := docServer(t, map[string]func(http.ResponseWriter, *http.Request){
-				MarkdownPath:  serve("text/markdown; charset=utf-8", "```webagents\n"+doc+"\n```\n"),
-				WellKnownPath: serve("application/json", doc),
-			})
+			srv := mirrorSite(t, doc)
 			var c Client
 			rep, err := c.Check(t.Context(), srv.URL+"/store/x")
 			require.NoError(t, err)

@@ -32,6 +32,16 @@ func docServer(t *testing.T, docs map[string]func(w http.ResponseWriter, r *http
 	return srv
 }
 
+// mirrorSite serves manifest (JSON) at both discovery paths, in a fenced
+// block at the markdown one.
+func mirrorSite(t *testing.T, manifest string) *httptest.Server {
+	t.Helper()
+	return docServer(t, map[string]func(http.ResponseWriter, *http.Request){
+		MarkdownPath:  serve("text/markdown; charset=utf-8", "```webagents\n"+manifest+"\n```\n"),
+		WellKnownPath: serve("application/json", manifest),
+	})
+}
+
 func serve(contentType, body string) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -408,6 +410,21 @@ func TestUTF16LimitsAreErrors(t *testing.T) {
 			m, err := ParseDocument([]byte(tt.manifest), nil)
 			require.NoError(t, err, "the client reads it")
 			assert.Contains(t, joinProblems(m.Warnings), "UTF-16 code units")
+
+			var srv *httptest.Server
+			if tt.path == "document" {
+				srv = docServer(t, map[string]func(http.ResponseWriter, *http.Request){
+					MarkdownPath:  serve("text/markdown; charset=utf-8", tt.manifest),
+					WellKnownPath: serve("application/json", doc(okWorkflow, `{"a":{}}`)),
+				})
+			} else {
+				srv = mirrorSite(t, tt.manifest)
+			}
+			var c Client
+			rep, err := c.Check(t.Context(), srv.URL+"/")
+			require.NoError(t, err)
+			assert.False(t, rep.Valid, "the checker refuses it")
+			assert.Contains(t, joinProblems(rep.Problems), "UTF-16 code units")
 			if tt.path == "document" {
 				return
 			}
