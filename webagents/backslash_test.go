@@ -69,6 +69,10 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 		})
 	}
 
+	// In the query a backslash is data: browsers keep it.
+	_, err := ParseManifest([]byte(manifestJSON(t, `/api/wf?q=a\b`)), &ParseOptions{BaseURL: page, Strict: true})
+	assert.NoError(t, err)
+
 	// The client, as BetterWright reads the same documents.
 	discover := func(t *testing.T, doc string) *Discovery {
 		srv := docServer(t, map[string]func(http.ResponseWriter, *http.Request){WellKnownPath: serve("application/json", doc)})

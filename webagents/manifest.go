@@ -532,10 +532,10 @@ func boolOr(v any, def bool) bool {
 
 func (v *validator) checkEndpoint(endpoint, base string) {
 	const path = "$.workflow.endpoint"
-	if strings.Contains(endpoint, `\`) {
+	if read := browserSlashes(endpoint); read != endpoint {
 		v.divergent(path, `has a backslash, which browsers read as "/" (so "/\host" names another host); write "/"`)
+		endpoint = read
 	}
-	endpoint = browserSlashes(endpoint)
 	ref, err := url.Parse(endpoint)
 	if err != nil {
 		v.problem(path, "is not a URL")
