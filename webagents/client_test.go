@@ -227,10 +227,11 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConsentRequired)
 	assert.Equal(t, "add", ce.Operation)
 
-	// No action at all for /about: the site is unavailable for that page.
+	// No action at all for /about: an action published for other pages is
+	// not in scope there (issue 24 item 3), as on any other page.
 	_, err = c.Run(t.Context(), srv.URL+"/about", specOps()[:1], nil)
-	assert.ErrorIs(t, err, ErrNotAvailable)
-	assert.ErrorIs(t, err, ErrNoActionsForPage)
+	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorContains(t, err, "not in scope for this page")
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
