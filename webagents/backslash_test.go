@@ -93,4 +93,12 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 	d = discover(t, manifests["prefix"])
 	assert.Equal(t, DiscoveryNoActions, d.Status, "a prefix with a backslash matches no page")
 	assert.Contains(t, joinProblems(d.Warnings), "backslash")
+
+	// A page URL is read as a browser reads it: "\" is "/" in its path.
+	srv := mirrorSite(t, manifestJSON(t, "/api/wf", "/store"))
+	var c Client
+	d, err = c.Discover(t.Context(), srv.URL+`\store\x`)
+	require.NoError(t, err)
+	assert.Equal(t, DiscoveryFound, d.Status)
+	assert.Equal(t, srv.URL+"/store/x", d.PageURL)
 }

@@ -235,7 +235,10 @@ func (c *Client) fetch(ctx context.Context, hc *http.Client, method, target stri
 
 // parsePageURL checks that raw is an absolute http(s) URL.
 func parsePageURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(browserSlashes(raw)) // as a browser reads http(s) URLs
+	if err == nil && u.Scheme != "http" && u.Scheme != "https" {
+		u, err = url.Parse(raw)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("webagents: %q is not an http(s) URL", truncate(raw, 200))
 	}
