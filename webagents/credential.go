@@ -25,9 +25,16 @@ type credentialKey struct{}
 //
 // The credential is hashed with the key before it reaches the
 // [IdempotencyStore]; it is never given to a [Limiter], which keeps pacing
-// by [WithSessionKey] (or the client address). A request that presents no
-// credential is scoped as before: by its session key, else its client
-// address.
+// by [WithSessionKey] (or the client address), nor used to charge the
+// store's per-client share. A request that presents no credential is
+// scoped as before: by its session key, else its client address.
+//
+// A replay goes to whoever presents the same credential, key and body, as
+// the first answer went to whoever sent them: a key is a capability (send
+// random ones), and a credential stands for the client that holds it. So a
+// holder of a replaced credential (a session-fixation attacker who planted
+// the cookie) can replay only the batches sent with it, whose keys and
+// bodies it would have to know, never those sent after the replacement.
 func WithCredential(ctx context.Context, credential string) context.Context {
 	return context.WithValue(ctx, credentialKey{}, credential)
 }

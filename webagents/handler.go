@@ -790,7 +790,7 @@ func (h *Handler) storeUnder(ctx context.Context, base IdempotencyReservation, s
 		err = h.store.Complete(ctx, r, rec)
 	}
 	if err != nil && h.logger != nil {
-		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; a retry with the replaced credential may not replay",
+		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; a retry with the new credential may not replay",
 			slog.String("error", err.Error()))
 	}
 }
