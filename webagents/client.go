@@ -578,6 +578,18 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 		// Never read as U+FFFD: the module refuses invalid UTF-8 everywhere.
 		return res, protocolError("the body is not valid UTF-8")
 	}
+	// Results are relayed as sent, to readers that may resolve a duplicate
+	// key or decode a lone surrogate escape ("\ud800") differently: refuse
+	// both anywhere in the body, as in manifests and batches. Other syntax
+	// errors are left to the readings below.
+	var se *strictjson.SyntaxError
+	var ke *strictjson.KeyError
+	switch err := strictjson.CheckDuplicates(raw); {
+	case errors.As(err, &ke):
+		return res, protocolError("the body has a duplicate key")
+	case errors.As(err, &se) && strings.HasPrefix(se.Msg, "invalid UTF-8"):
+		return res, protocolError("the body is not valid UTF-8: it escapes a lone surrogate")
+	}
 	known := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		known[id] = true

@@ -320,6 +320,8 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		}())},
 		{"a result for an id not in the batch", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":1,"b\u0007":2}}`)},
 		{"an error for an id not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","errors":{"b":{"code":"x","message":"x","status":400}}}`)},
+		{"a lone surrogate escape in a result", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":"\ud800"}}`)},
+		{"a duplicate key in a result", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":{"x":1,"x":2}}}`)},
 		{"skipped ids not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","skipped":["b"]}`)},
 	}
 	for _, tt := range tests {
