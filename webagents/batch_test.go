@@ -39,6 +39,12 @@ func TestDecodeBatch(t *testing.T) {
 		{"case-variant key", `{"version":"0.1","Version":"0.2","operations":[{"id":"a","action":"a"}]}`, CodeInvalidRequest, ""},
 		{"duplicate key in input", ops(`{"id":"a","action":"a","input":{"q":1,"q":2}}`), CodeInvalidRequest, ""},
 		{"case-variant key in input", ops(`{"id":"a","action":"a","input":{"token":"a","Token":"b"}}`), CodeInvalidRequest, ""},
+		{"invalid UTF-8 in input", ops("{\"id\":\"a\",\"action\":\"a\",\"input\":{\"q\":\"\xff\"}}"), CodeInvalidRequest, ""},
+		// Decoded as U+FFFD by encoding/json, kept by JavaScript: refused as
+		// invalid UTF-8 is.
+		{"lone surrogate escape in input", ops(`{"id":"a","action":"a","input":{"q":"\ud800"}}`), CodeInvalidRequest, ""},
+		{"lone surrogate escape in a key", ops(`{"id":"a","action":"a","input":{"\udc00":1}}`), CodeInvalidRequest, ""},
+		{"surrogate pair escape in input", ops(`{"id":"a","action":"a","input":{"q":"\ud834\udd1e"}}`), "", ""},
 		{"missing version", `{"operations":[{"id":"a","action":"a"}]}`, CodeInvalidRequest, ""},
 		{"numeric version", `{"version":0.1,"operations":[{"id":"a","action":"a"}]}`, CodeInvalidRequest, ""},
 		{"unsupported version", `{"version":"0.2","operations":[{"id":"a","action":"a"}]}`, CodeUnsupportedVersion, ""},

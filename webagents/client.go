@@ -154,7 +154,7 @@ func withDefaultTimeout(ctx context.Context, configured, def time.Duration) (con
 type clientTimeoutError struct{ after time.Duration }
 
 func (e *clientTimeoutError) Error() string {
-	return "webagents: the site did not answer within " + e.after.String()
+	return "webagents: timed out: the site did not answer within " + e.after.String()
 }
 
 // Unwrap returns context.DeadlineExceeded.
@@ -235,7 +235,10 @@ func (c *Client) fetch(ctx context.Context, hc *http.Client, method, target stri
 
 // parsePageURL checks that raw is an absolute http(s) URL.
 func parsePageURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
+	u, err := url.Parse(browserSlashes(raw)) // as a browser reads http(s) URLs
+	if err == nil && u.Scheme != "http" && u.Scheme != "https" {
+		u, err = url.Parse(raw)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("webagents: %q is not an http(s) URL", truncate(raw, 200))
 	}
@@ -342,9 +345,10 @@ func (c *Client) discoverOne(ctx context.Context, hc *http.Client, page *url.URL
 }
 
 // resolveEndpoint resolves a manifest's endpoint against the page URL, as
-// the real client does, and requires the page's origin.
+// the real client (a browser's URL parser) does, and requires the page's
+// origin.
 func resolveEndpoint(page *url.URL, endpoint string) (*url.URL, error) {
-	ref, err := url.Parse(endpoint)
+	ref, err := url.Parse(browserSlashes(endpoint))
 	if err != nil {
 		return nil, ErrCrossOriginEndpoint
 	}
@@ -461,7 +465,12 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, ended(ctx, err)
 	}
-	if d.Status != DiscoveryFound {
+	switch {
+	case d.Status == DiscoveryFound:
+	case d.Status == DiscoveryNoActions && len(ops) > 0:
+		// The site has a manifest, with nothing for this page: each
+		// operation is refused below as not published, or not in scope.
+	default:
 		return nil, &DiscoveryError{Discovery: d}
 	}
 	m := d.Manifest
@@ -569,12 +578,34 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 		// Never read as U+FFFD: the module refuses invalid UTF-8 everywhere.
 		return res, protocolError("the body is not valid UTF-8")
 	}
-	env, err := decodeResponse(raw)
+	// Results are relayed as sent, to readers that may resolve a duplicate
+	// key or decode a lone surrogate escape ("\ud800") differently: refuse
+	// both anywhere in the body, as in manifests and batches. Other syntax
+	// errors are left to the readings below.
+	var se *strictjson.SyntaxError
+	var ke *strictjson.KeyError
+	switch err := strictjson.CheckDuplicates(raw); {
+	case errors.As(err, &ke):
+		return res, protocolError("the body has a duplicate key")
+	case errors.As(err, &se) && strings.HasPrefix(se.Msg, "invalid UTF-8"):
+		return res, protocolError("the body is not valid UTF-8: it escapes a lone surrogate")
+	}
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		known[id] = true
+	}
+	env, err := decodeResponse(raw, known)
+	var unknown *unknownOperationError
 	switch {
+	case errors.As(err, &unknown):
+		// Results are relayed to a model and printed: a site's answer for
+		// operations nobody asked for (thousands of them) is not read.
+		return res, protocolError(fmt.Sprintf("the envelope names operation %q in %q, which is not in the batch",
+			truncate(unknown.id, 64), unknown.member))
 	case err == nil && env.Protocol == Protocol:
 		res.Response = env
 	case (err != nil || env.Protocol == "") && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		lenient, ok := lenientResponse(raw, ids)
+		lenient, ok := lenientResponse(raw, known)
 		if !ok {
 			return res, protocolError(`the body has no "protocol" member and no "ok" boolean with results named by operation id`)
 		}
@@ -628,7 +659,7 @@ func cmpOr(s, def string) string {
 // of objects each naming an operation of the batch by "id" with its
 // "result". Results are never guessed: an operation the body does not name
 // has none. Anything else is not read.
-func lenientResponse(raw []byte, ids []string) (*Response, bool) {
+func lenientResponse(raw []byte, known map[string]bool) (*Response, bool) {
 	var body map[string]json.RawMessage
 	if strictjson.Unmarshal(raw, &body) != nil {
 		return nil, false
@@ -636,10 +667,6 @@ func lenientResponse(raw []byte, ids []string) (*Response, bool) {
 	env := &Response{}
 	if _, has := body["protocol"]; has || json.Unmarshal(body["ok"], &env.OK) != nil {
 		return nil, false
-	}
-	known := map[string]bool{}
-	for _, id := range ids {
-		known[id] = true
 	}
 	if r, ok := body["results"]; ok {
 		env.Results = map[string]json.RawMessage{}
@@ -680,12 +707,22 @@ func lenientResponse(raw []byte, ids []string) (*Response, bool) {
 
 var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")
 
+// unknownOperationError is decodeResponse's refusal of an envelope that
+// names an operation the batch does not have.
+type unknownOperationError struct{ member, id string }
+
+func (e *unknownOperationError) Error() string {
+	return fmt.Sprintf("webagents: the envelope's %q names operation %q, which is not in the batch", e.member, truncate(e.id, 64))
+}
+
 // decodeResponse decodes a response envelope. Its own members must be
 // unambiguous: no duplicate keys, no case variants of the envelope's keys,
 // no duplicate operation ids, strict operation errors. Results are the
 // site's data and are relayed as sent: operation ids are case-sensitive
-// ("a" and "A" are two operations) and a result may hold any JSON.
-func decodeResponse(raw []byte) (*Response, error) {
+// ("a" and "A" are two operations) and a result may hold any JSON. When
+// known is not nil, "results", "errors" and "skipped" may name only its
+// operations (an *unknownOperationError, at the first other one).
+func decodeResponse(raw []byte, known map[string]bool) (*Response, error) {
 	env := &Response{}
 	members := map[string]any{"ok": &env.OK, "protocol": &env.Protocol, "pacing": &env.Pacing,
 		"error": &env.Error, "code": &env.Code, "operation": &env.Operation, "skipped": &env.Skipped}
@@ -697,18 +734,34 @@ func decodeResponse(raw []byte) (*Response, error) {
 		}
 		seen[folded] = true
 		if dst, ok := members[key]; ok {
-			return strictjson.Unmarshal(value, dst)
+			if err := strictjson.Unmarshal(value, dst); err != nil {
+				return err
+			}
+			if key == "skipped" && known != nil {
+				for _, id := range env.Skipped {
+					if !known[id] {
+						return &unknownOperationError{member: key, id: id}
+					}
+				}
+			}
+			return nil
 		}
 		switch key {
 		case "results":
 			env.Results = map[string]json.RawMessage{}
 			return objectMembers(value, func(id string, result json.RawMessage) error {
+				if known != nil && !known[id] {
+					return &unknownOperationError{member: key, id: id}
+				}
 				env.Results[id] = result
 				return nil
 			})
 		case "errors":
 			env.Errors = map[string]OperationError{}
 			return objectMembers(value, func(id string, e json.RawMessage) error {
+				if known != nil && !known[id] {
+					return &unknownOperationError{member: key, id: id}
+				}
 				var oe OperationError
 				if err := strictjson.Unmarshal(e, &oe); err != nil {
 					return err

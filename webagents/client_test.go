@@ -32,6 +32,16 @@ func docServer(t *testing.T, docs map[string]func(w http.ResponseWriter, r *http
 	return srv
 }
 
+// mirrorSite serves manifest (JSON) at both discovery paths, in a fenced
+// block at the markdown one.
+func mirrorSite(t *testing.T, manifest string) *httptest.Server {
+	t.Helper()
+	return docServer(t, map[string]func(http.ResponseWriter, *http.Request){
+		MarkdownPath:  serve("text/markdown; charset=utf-8", "```webagents\n"+manifest+"\n```\n"),
+		WellKnownPath: serve("application/json", manifest),
+	})
+}
+
 func serve(contentType, body string) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
@@ -217,10 +227,11 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConsentRequired)
 	assert.Equal(t, "add", ce.Operation)
 
-	// No action at all for /about: the site is unavailable for that page.
+	// No action at all for /about: an action published for other pages is
+	// not in scope there (issue 24 item 3), as on any other page.
 	_, err = c.Run(t.Context(), srv.URL+"/about", specOps()[:1], nil)
-	assert.ErrorIs(t, err, ErrNotAvailable)
-	assert.ErrorIs(t, err, ErrNoActionsForPage)
+	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.ErrorContains(t, err, "not in scope for this page")
 
 	_, err = c.Run(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
@@ -298,6 +309,20 @@ func TestClientRejectsBadResponses(t *testing.T) {
 		{"ambiguous operation error", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","errors":{"a":{"code":"x","Code":"y"}}}`)},
 		{"trailing data", serve("application/json", `{"ok":true,"protocol":"webagents/0.1"}{}`)},
 		{"too large", serve("application/json", `{"protocol":"webagents/0.1","x":"`+strings.Repeat("x", TransportLimitBytes)+`"}`)},
+		// Issue 21: results for 50,000 operations nobody sent were relayed.
+		{"results for ids not in the batch", serve("application/json", func() string {
+			var b strings.Builder
+			b.WriteString(`{"ok":true,"protocol":"webagents/0.1","results":{"a":{}`)
+			for i := range 50_000 {
+				fmt.Fprintf(&b, `,"x%d":1`, i)
+			}
+			return b.String() + "}}"
+		}())},
+		{"a result for an id not in the batch", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":1,"b\u0007":2}}`)},
+		{"an error for an id not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","errors":{"b":{"code":"x","message":"x","status":400}}}`)},
+		{"a lone surrogate escape in a result", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":"\ud800"}}`)},
+		{"a duplicate key in a result", serve("application/json", `{"ok":true,"protocol":"webagents/0.1","results":{"a":{"x":1,"x":2}}}`)},
+		{"skipped ids not in the batch", serve("application/json", `{"ok":false,"protocol":"webagents/0.1","error":"x","code":"x","skipped":["b"]}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,6 +351,10 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			require.NotNil(t, res)
 			assert.Equal(t, pe.StatusCode, res.StatusCode)
 			assert.Nil(t, res.Response)
+			if strings.Contains(tt.name, "not in the batch") {
+				assert.Contains(t, pe.Reason, "which is not in the batch")
+				assert.NotContains(t, pe.Reason, "\a", "the id is quoted, control characters escaped")
+			}
 		})
 	}
 }

@@ -51,7 +51,9 @@
 // # Limits
 //
 // A discovery document is at most 64,000 characters (code points) and is
-// fetched through at most 5 same-origin redirects. A manifest has 1..64
+// fetched through at most 5 same-origin redirects. The checker and
+// NewHandler hold each length limit in UTF-16 code units too, as the
+// originating client (JavaScript) counts them. A manifest has 1..64
 // actions; names ≤ 64 chars, descriptions ≤ 500, schemas ≤ 12,000
 // serialized, 1..16 path prefixes of ≤ 256 chars. A batch has at most
 // maxOperations (≤ 32) operations; each input ≤ 128,000 chars; the body
@@ -81,6 +83,8 @@
 // reported as 500 "internal" with a generic message. Published schemas may
 // not reference files or the network. pathPrefixes is a relevance filter,
 // not authorization: every action handler authenticates and authorizes
-// itself. The Client enforces consent (RunOptions.AllowWrites,
+// itself. Idempotency-Keys are scoped by the credential as presented
+// ([WithCredential]) or the session, and hashed before they reach a store; a
+// replay carries the stored status and body, never Set-Cookie. The Client enforces consent (RunOptions.AllowWrites,
 // AllowIrreversible) before it sends anything.
 package webagents

@@ -129,7 +129,7 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Add([]byte(`{"ok":false,"OK":true}`))
 	f.Add([]byte(`{"results":{"a":1,"a":2}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		env, err := decodeResponse(raw)
+		env, err := decodeResponse(raw, nil)
 		if err != nil {
 			return
 		}
@@ -138,7 +138,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env2, err := decodeResponse(again)
+		env2, err := decodeResponse(again, nil)
 		if err != nil {
 			t.Fatalf("re-encoded envelope refused: %v", err)
 		}

@@ -25,9 +25,12 @@ import (
 
 // ContextFunc loads the session of a request and returns the context action
 // handlers receive. It may set cookies on w; it must not write a body. Use
-// [WithSessionKey] to name the session, which scopes idempotency keys and the
-// [Limiter]. An *[Error] it returns is sent as is; any other error as 500
-// "internal".
+// [WithSessionKey] to name the session, which scopes the [Limiter] and
+// idempotency keys, and [WithCredential] to name the credential as
+// presented, which then scopes idempotency keys instead: a site whose
+// actions replace the credential (a sign-in that rotates the cookie) must,
+// or the retry of a keyed batch that did so runs again. An *[Error] it
+// returns is sent as is; any other error as 500 "internal".
 type ContextFunc func(w http.ResponseWriter, r *http.Request) (context.Context, error)
 
 // HandlerOptions configures [NewHandler]. Fields marked required must be set;
@@ -214,6 +217,11 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 	}
 	if h.json, err = m.JSONDocument(); err != nil {
 		return nil, err
+	}
+	// The JSON document was parsed above; the markdown one adds prose
+	// and a fence, which may take it past what clients read.
+	if _, err := documentSize(h.markdown, true); err != nil {
+		return nil, fmt.Errorf("webagents: the document served at %s: %w", MarkdownPath, err)
 	}
 	h.executor = Executor{
 		Handlers:       maps.Clone(opts.Actions),
@@ -475,26 +483,37 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	h.serveIdempotent(ctx, w, r, scope, scopes, key, body.Bytes())
 }
 
-// scopes returns the scope of a request's idempotency keys (its session,
-// or its client address without one) and the keys its operations are paced
-// by.
+// scopes returns the scope of a request's idempotency keys (the credential
+// it presented, else its session, else its client address) and the keys its
+// operations are paced by.
 func (h *Handler) scopes(ctx context.Context, r *http.Request) (string, *pacingScopes) {
+	address := clientAddress(r)
+	p := &pacingScopes{session: address}
+	if sess := sessionOf(ctx); sess.key != "" {
+		p.session = "session:" + sess.key
+		if h.paceAddress == PaceAllByAddress || (sess.anonymous && h.paceAddress == PaceAnonymousByAddress) {
+			p.address = address
+		}
+	}
+	if c, ok := credentialOf(ctx); ok {
+		return credentialScope(c), p
+	}
+	return p.session, p
+}
+
+// clientAddress is the scope of a request without a session: "addr:" and
+// the host of its remote address.
+func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	address := "addr:" + host
-	sess := sessionOf(ctx)
-	if sess.key == "" {
-		return address, &pacingScopes{session: address}
-	}
-	scope := "session:" + sess.key
-	p := &pacingScopes{session: scope}
-	if h.paceAddress == PaceAllByAddress || (sess.anonymous && h.paceAddress == PaceAnonymousByAddress) {
-		p.address = address
-	}
-	return scope, p
+	return "addr:" + host
 }
+
+// credentialScope is the idempotency scope of a request that presented
+// credential (see [WithCredential]).
+func credentialScope(credential string) string { return "credential:" + credential }
 
 // pluggedError maps an error of a user-supplied hook or store: an *[Error] is
 // sent as is; anything else is logged under msg and sent as internal.
@@ -629,19 +648,15 @@ func idempotencyKey(values []string) (string, bool, *Error) {
 }
 
 func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r *http.Request, scope string, scopes *pacingScopes, key string, body []byte) {
-	// Store keys are hashed so that session tokens never reach the store.
-	sum := sha256.Sum256([]byte(scope + "\x00" + key))
-	storeKey := hex.EncodeToString(sum[:])
-	// The store's per-client share is charged to the address where the
-	// address paces the request: fresh anonymous sessions do not multiply it.
-	charged := scope
+	// The store's per-client share is charged to the session, or to the
+	// address where the address paces the request: fresh anonymous sessions
+	// (or presented credentials) do not multiply it.
+	charged := scopes.session
 	if scopes.address != "" {
 		charged = scopes.address
 	}
 	client := sha256.Sum256([]byte(charged))
 	fingerprint := sha256.Sum256(body)
-	var token [16]byte
-	_, _ = rand.Read(token[:])
 	// The batch deadline counts from the reservation, so the time the store
 	// takes comes out of it and the record's Deadline is when the batch
 	// really ends. The reservation lives the window past that deadline: a
@@ -649,12 +664,12 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 	// a retry run the batch again, while the batch is still running.
 	deadline := time.Now().Add(h.deadline)
 	reservation := IdempotencyReservation{
-		Key:         storeKey,
+		Key:         idempotencyStoreKey(scope, key),
 		Client:      hex.EncodeToString(client[:16]),
 		Fingerprint: fingerprint,
 		TTL:         h.window + h.deadline,
 		Deadline:    deadline,
-		Token:       hex.EncodeToString(token[:]),
+		Token:       reservationToken(),
 	}
 	existing, err := h.store.Reserve(ctx, reservation)
 	switch {
@@ -699,7 +714,8 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 			_ = h.store.Release(context.WithoutCancel(ctx), reservation)
 		}
 	}()
-	bctx, cancel := context.WithDeadline(ctx, deadline)
+	rctx, replaced := withReplacement(ctx)
+	bctx, cancel := context.WithDeadline(rctx, deadline)
 	defer cancel()
 	status, resp, executed := h.runBatch(bctx, w, r, body)
 	if !executed {
@@ -729,10 +745,52 @@ func (h *Handler) serveIdempotent(ctx context.Context, w http.ResponseWriter, r 
 		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; the key stays in progress for its window",
 			slog.String("error", err.Error()))
 	}
+	if next, ok := replaced.replacement(); ok {
+		// The batch handed its client another credential: a retry with it
+		// must find the response too (see CredentialReplaced).
+		nextScope := clientAddress(r)
+		if next != "" {
+			nextScope = credentialScope(next)
+		}
+		h.storeUnder(context.WithoutCancel(ctx), reservation, idempotencyStoreKey(nextScope, key), rec)
+	}
 	if answer.Stop() {
 		h.write(w, status, resp)
 	} else {
 		<-answered
 	}
 	bufferPool.Put(resp)
+}
+
+// idempotencyStoreKey is the store's key for key in scope: hashed, so that
+// session tokens and presented credentials never reach the store.
+func idempotencyStoreKey(scope, key string) string {
+	sum := sha256.Sum256([]byte(scope + "\x00" + key))
+	return hex.EncodeToString(sum[:])
+}
+
+func reservationToken() string {
+	var token [16]byte
+	_, _ = rand.Read(token[:])
+	return hex.EncodeToString(token[:])
+}
+
+// storeUnder stores rec, the response to the batch that holds base, under
+// storeKey as well, unless that key already holds a record (it is then
+// another request's, and is left alone).
+func (h *Handler) storeUnder(ctx context.Context, base IdempotencyReservation, storeKey string, rec IdempotencyRecord) {
+	if storeKey == base.Key {
+		return
+	}
+	r := base
+	r.Key, r.Token = storeKey, reservationToken()
+	existing, err := h.store.Reserve(ctx, r)
+	if err == nil && existing == nil {
+		r.TTL = h.window
+		err = h.store.Complete(ctx, r, rec)
+	}
+	if err != nil && h.logger != nil {
+		h.logger.ErrorContext(ctx, "webagents: idempotency store failed; a retry with the new credential may not replay",
+			slog.String("error", err.Error()))
+	}
 }

@@ -10,8 +10,10 @@ import (
 // IdempotencyReservation is what a [Handler] asks an [IdempotencyStore] to
 // record before it runs a batch that carried an Idempotency-Key header.
 type IdempotencyReservation struct {
-	// Key is an opaque hash of the (session or client address, key) pair:
-	// neither the session token nor the raw key reaches the store.
+	// Key is an opaque hash of the (scope, key) pair, the scope being the
+	// credential as presented ([WithCredential]), else the session, else the
+	// client address: neither a session token nor the raw key reaches the
+	// store.
 	Key string
 	// Client is an opaque hash of the client the record is charged to (the
 	// session, or the client address of a request without one), so that a
@@ -53,8 +55,10 @@ type IdempotencyRecord struct {
 // released, so a retry with the key runs. A reservation whose batch started
 // is never released: if Complete fails, the Handler logs it and the key
 // answers 409 until the record expires, rather than run the batch again. Only the status and the body are
-// replayed: headers an action set on the first response (such as a sign-in
-// cookie) are not.
+// stored and replayed: headers an action set on the first response (such as
+// a sign-in cookie) are not, so no credential reaches the store or a
+// replay. A replayed sign-in says what happened the first time; it does not
+// sign the retrying client in.
 //
 // A store must never drop a live record (one inside its window) to make
 // room: that would let a retry run an irreversible action twice. When it

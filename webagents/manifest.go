@@ -98,9 +98,15 @@ type ParseOptions struct {
 	// origin). When set, the endpoint must resolve against it to an http(s)
 	// URL of the same origin.
 	BaseURL string
-	// Strict requires exactly one webagents fenced block in a markdown
-	// document, as the checker does. Otherwise the first block is used and
-	// the others are reported in Warnings, as the client does.
+	// Strict is the checker's reading (and NewHandler's): it requires
+	// exactly one webagents fenced block in a markdown document, and
+	// refuses what the originating client refuses or browsers read
+	// differently from the text: a backslash in the endpoint or a path
+	// prefix, and a document, endpoint, description, path prefix or schema
+	// (as JSON.stringify writes it) longer in UTF-16 code units than its
+	// limit. Otherwise the first block is used, the others and such
+	// readings are reported in Warnings, and the manifest is read as the
+	// notes and the originating client read it.
 	Strict bool
 	// MaxSchemaCost is the most an inputSchema or outputSchema may cost to
 	// validate with (see [DefaultMaxSchemaCost], the default when 0). A
@@ -113,7 +119,8 @@ type ParseOptions struct {
 // with "{") or markdown holding a ```webagents or ```webagents-json fenced
 // block. Prose is discarded.
 //
-// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars],
+// It returns [ErrDocumentTooLarge] for a document over [MaxDocumentChars]
+// code points (with Strict, one over as many UTF-16 code units is invalid),
 // [ErrNoManifest] for a document with neither (such as the unrelated
 // heading-based webagents.md format), and a *[ValidationError] listing every
 // problem of an invalid manifest.
@@ -130,12 +137,8 @@ func ParseDocument(doc []byte, opts *ParseOptions) (*Manifest, error) {
 
 // extractManifest returns the manifest JSON of a discovery document.
 func extractManifest(doc []byte, strict bool) (raw []byte, warnings []Problem, err error) {
-	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
-		return nil, nil, ErrDocumentTooLarge
-	}
-	if n := utf16Len(string(doc)); n > MaxDocumentChars {
-		warnings = append(warnings, Problem{Path: "document", Message: fmt.Sprintf(
-			"is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, MaxDocumentChars)})
+	if warnings, err = documentSize(doc, strict); err != nil {
+		return nil, nil, err
 	}
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	if len(trimmed) > 0 && trimmed[0] == '{' {
@@ -179,10 +182,36 @@ func ParseManifest(data []byte, opts *ParseOptions) (*Manifest, error) {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
-	if len(data) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(data) > MaxDocumentChars {
+	warnings, err := documentSize(data, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(data, opts, warnings)
+}
+
+// documentSize checks the length of a discovery document: over
+// MaxDocumentChars code points it is [ErrDocumentTooLarge]; over as many
+// UTF-16 code units, which the originating client (JavaScript) counts and
+// refuses past that, it is invalid when strict and a warning otherwise.
+func documentSize(doc []byte, strict bool) ([]Problem, error) {
+	if len(doc) > maxUTF8Bytes(MaxDocumentChars) || utf8.RuneCount(doc) > MaxDocumentChars {
 		return nil, ErrDocumentTooLarge
 	}
-	return parseManifest(data, opts, nil)
+	if n := utf16Len(string(doc)); n > MaxDocumentChars {
+		p := Problem{Path: "document", Message: utf16Message(n, MaxDocumentChars, "")}
+		if strict {
+			return nil, &ValidationError{Problems: []Problem{p}}
+		}
+		return []Problem{p}, nil
+	}
+	return nil, nil
+}
+
+// utf16Message says that a string (or, with what, its serialization) is n
+// UTF-16 code units long, over limit.
+func utf16Message(n, limit int, what string) string {
+	return fmt.Sprintf("is %d UTF-16 code units long%s; the originating client (JavaScript) counts them and refuses more than %d",
+		n, what, limit)
 }
 
 func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manifest, error) {
@@ -201,7 +230,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 	if p := hugeNumber(tree, "$"); p != nil {
 		return nil, &ValidationError{Problems: []Problem{*p}}
 	}
-	v := &validator{warnings: warnings}
+	v := &validator{warnings: warnings, strict: opts.Strict}
 	v.caseVariantFields(tree)
 	if err := manifestSchema().Validate(tree); err != nil {
 		var ve *jsonschema.ValidationError
@@ -259,6 +288,7 @@ func decodeTreeSlow(data []byte) (any, error) {
 type validator struct {
 	problems []Problem
 	warnings []Problem
+	strict   bool // ParseOptions.Strict: see divergent
 }
 
 func (v *validator) problem(path, msg string) { v.problems = append(v.problems, Problem{path, msg}) }
@@ -449,6 +479,10 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 			for i, p := range list {
 				s, _ := p.(string)
 				a.PathPrefixes = append(a.PathPrefixes, s)
+				if strings.Contains(s, `\`) {
+					v.divergent(fmt.Sprintf("%s.pathPrefixes[%d]", path, i),
+						`has a backslash; a browser's page paths never do (it reads "\" as "/"), so it matches no page`)
+				}
 				v.agreement(fmt.Sprintf("%s.pathPrefixes[%d]", path, i), s, MaxPathPrefixChars)
 			}
 		}
@@ -464,12 +498,13 @@ func (v *validator) build(tree any, opts *ParseOptions) *Manifest {
 	return m
 }
 
-// agreement warns where the originating client (JavaScript) reads a string
-// differently: it counts UTF-16 code units where the limits count code
-// points, and trims white space.
+// agreement reports where the originating client (JavaScript) reads a
+// string differently: it counts UTF-16 code units where the limits count
+// code points, and refuses past the limit (see divergent); and it trims
+// white space (a warning: it accepts the string).
 func (v *validator) agreement(path, s string, limit int) {
 	if n := utf16Len(s); n > limit && utf8.RuneCountInString(s) <= limit {
-		v.warning(path, fmt.Sprintf("is %d UTF-16 code units long; clients that count them (JavaScript) refuse more than %d", n, limit))
+		v.divergent(path, utf16Message(n, limit, ""))
 	}
 	if s != "" && len(jsTrim([]byte(s))) != len(s) {
 		v.warning(path, "has leading or trailing white space, which other clients trim")
@@ -497,6 +532,10 @@ func boolOr(v any, def bool) bool {
 
 func (v *validator) checkEndpoint(endpoint, base string) {
 	const path = "$.workflow.endpoint"
+	if read := browserSlashes(endpoint); read != endpoint {
+		v.divergent(path, `has a backslash, which browsers read as "/" (so "/\host" names another host); write "/"`)
+		endpoint = read
+	}
 	ref, err := url.Parse(endpoint)
 	if err != nil {
 		v.problem(path, "is not a URL")
@@ -526,6 +565,32 @@ func (v *validator) checkEndpoint(endpoint, base string) {
 	}
 	if originOf(resolved) != originOf(baseURL) {
 		v.problem(path, "must resolve to the page's origin "+originOf(baseURL))
+	}
+}
+
+// browserSlashes reads a URL reference as a browser's (WHATWG) URL parser
+// does against an http(s) base: a backslash before the query or fragment is
+// a slash, so "/\host/x" is the network path "//host/x".
+func browserSlashes(ref string) string {
+	end := strings.IndexAny(ref, "?#")
+	if end < 0 {
+		end = len(ref)
+	}
+	if !strings.Contains(ref[:end], `\`) {
+		return ref
+	}
+	return strings.ReplaceAll(ref[:end], `\`, "/") + ref[end:]
+}
+
+// divergent reports what the originating client refuses or reads
+// differently from the text: a problem for the checker, the strict parse
+// and NewHandler (a site must not publish it), a warning for the client,
+// which reads it as the originating client does.
+func (v *validator) divergent(path, msg string) {
+	if v.strict {
+		v.problem(path, msg)
+	} else {
+		v.warning(path, msg)
 	}
 }
 
@@ -568,8 +633,8 @@ func (v *validator) compileSchema(path string, s map[string]any, maxCost int64) 
 		v.problem(path, fmt.Sprintf("is %d characters serialized; the limit is %d", n, MaxSchemaChars))
 		return raw, nil
 	}
-	if n := utf16Len(string(raw)); n > MaxSchemaChars {
-		v.warning(path, fmt.Sprintf("is %d UTF-16 code units serialized; clients that count them (JavaScript) refuse more than %d", n, MaxSchemaChars))
+	if n := jsJSONLength(s); n > MaxSchemaChars {
+		v.divergent(path, utf16Message(n, MaxSchemaChars, " as JSON.stringify writes it"))
 	}
 	if maxCost <= 0 {
 		maxCost = DefaultMaxSchemaCost
@@ -732,5 +797,5 @@ func (m *Manifest) revalidate(base string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifest(raw, &ParseOptions{BaseURL: base})
+	return ParseManifest(raw, &ParseOptions{BaseURL: base, Strict: true})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -242,7 +244,8 @@ func TestParseDocument(t *testing.T) {
 		{"``` inside the block's JSON", "```webagents\n" +
 			doc(okWorkflow, `{"a":{"description":"Run `+"```"+`ls`+"```"+`."}}`) + "\n```\n", true, errInvalid, 0},
 		{"a quoted example before the block", "````md\n" + "```webagents\n{}\n```\n" + "````\n" + fence("webagents"), false, errInvalid, 0},
-		{"over 64000 UTF-16 units: a warning", fence("webagents") + strings.Repeat("😀", 32_000), true, nil, 1},
+		{"over 64000 UTF-16 units: invalid", fence("webagents") + strings.Repeat("😀", 32_000), true, errInvalid, 0},
+		{"over 64000 UTF-16 units: a warning for the client", fence("webagents") + strings.Repeat("😀", 32_000), false, nil, 1},
 		{"indented fence", "   ```webagents\n" + manifest + "\n   ```\n", true, nil, 0},
 		{"longer closing fence", "```webagents\n" + manifest + "\n`````\n", true, nil, 0},
 		{"CRLF", strings.ReplaceAll(fence("webagents"), "\n", "\r\n"), true, nil, 0},
@@ -372,6 +375,97 @@ func TestAgreementWithTheOriginatingClient(t *testing.T) {
 	m, err := ParseManifest([]byte(doc(okWorkflow, `{"a":{"description":"Finds things."}}`)), nil)
 	require.NoError(t, err)
 	assert.Empty(t, m.Warnings)
+}
+
+// TestUTF16LimitsAreErrors: issue 24 item 1. The originating client counts
+// UTF-16 code units (JavaScript's length) and refuses a manifest past a
+// limit, so validate, check, the strict parse and NewHandler must too; the
+// client keeps reading it, with a warning.
+func TestUTF16LimitsAreErrors(t *testing.T) {
+	// 1e20 is 4 characters here and 21 in JSON.stringify's output.
+	var numbers strings.Builder
+	for i := range 600 {
+		if i > 0 {
+			numbers.WriteString(",")
+		}
+		numbers.WriteString("1e20")
+	}
+	tests := []struct{ name, manifest, path string }{
+		{"endpoint", doc(`{"endpoint":"/`+strings.Repeat("😀", 1100)+`"}`, okActions), "$.workflow.endpoint"},
+		{"description", doc(okWorkflow, `{"a":{"description":"`+strings.Repeat("😀", 300)+`"}}`), "$.actions.a.description"},
+		{"path prefix", doc(okWorkflow, `{"a":{"pathPrefixes":["/`+strings.Repeat("😀", 200)+`"]}}`), "$.actions.a.pathPrefixes[0]"},
+		{"schema", doc(okWorkflow, `{"a":{"inputSchema":{"description":"`+strings.Repeat("😀", 7000)+`"}}}`), "$.actions.a.inputSchema"},
+		{"schema as JSON.stringify writes its numbers", doc(okWorkflow, `{"a":{"outputSchema":{"examples":[`+numbers.String()+`]}}}`), "$.actions.a.outputSchema"},
+		{"document", "```webagents\n" + doc(okWorkflow, `{"a":{}}`) + "\n```\n" + strings.Repeat("😀", 32_000), "document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseDocument([]byte(tt.manifest), &ParseOptions{BaseURL: "https://shop.example/", Strict: true})
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve, "the strict parse refuses it")
+			require.Len(t, ve.Problems, 1)
+			assert.Equal(t, tt.path, ve.Problems[0].Path)
+			assert.Contains(t, ve.Problems[0].Message, "UTF-16 code units")
+
+			m, err := ParseDocument([]byte(tt.manifest), nil)
+			require.NoError(t, err, "the client reads it")
+			assert.Contains(t, joinProblems(m.Warnings), "UTF-16 code units")
+
+			var srv *httptest.Server
+			if tt.path == "document" {
+				srv = docServer(t, map[string]func(http.ResponseWriter, *http.Request){
+					MarkdownPath:  serve("text/markdown; charset=utf-8", tt.manifest),
+					WellKnownPath: serve("application/json", doc(okWorkflow, `{"a":{}}`)),
+				})
+			} else {
+				srv = mirrorSite(t, tt.manifest)
+			}
+			var c Client
+			rep, err := c.Check(t.Context(), srv.URL+"/")
+			require.NoError(t, err)
+			assert.False(t, rep.Valid, "the checker refuses it")
+			assert.Contains(t, joinProblems(rep.Problems), "UTF-16 code units")
+			if tt.path == "document" {
+				return
+			}
+			_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: m,
+				Actions: map[string]ActionHandler{"a": ActionFunc(nil)}})
+			require.Error(t, err, "a site must not serve it")
+			assert.Contains(t, err.Error(), "UTF-16 code units")
+		})
+	}
+}
+
+// TestNewHandlerRefusesAnOversizedMarkdownDocument: the JSON document fits
+// the 64,000-character limit, the markdown one (prose and fence around the
+// same JSON) does not; clients would refuse it.
+func TestNewHandlerRefusesAnOversizedMarkdownDocument(t *testing.T) {
+	m := &Manifest{Version: Version, Actions: map[string]*Action{},
+		Workflow: Workflow{Endpoint: "/api/agent/workflow", MaxOperations: 32, Parallel: true, References: true, Pacing: Pacing{MaxConcurrency: 4}}}
+	actions := map[string]ActionHandler{}
+	schema := func(n int) json.RawMessage {
+		return json.RawMessage(`{"description":"` + strings.Repeat("x", n) + `"}`)
+	}
+	for i := range 7 {
+		name := fmt.Sprintf("a%d", i)
+		m.Actions[name] = &Action{Name: name, Effect: EffectRead, PathPrefixes: []string{"/"}, InputSchema: schema(10_000)}
+		actions[name] = ActionFunc(nil)
+	}
+	// The last schema fills the JSON document to 50 characters short of
+	// the limit; the markdown document adds its prose and fence.
+	m.Actions["a6"].InputSchema = schema(0)
+	js, err := m.JSONDocument()
+	require.NoError(t, err)
+	m.Actions["a6"].InputSchema = schema(MaxDocumentChars - 50 - len(js))
+	js, err = m.JSONDocument()
+	require.NoError(t, err)
+	md, err := m.MarkdownDocument()
+	require.NoError(t, err)
+	require.Equal(t, MaxDocumentChars-50, len(js))
+	require.Greater(t, len(md), MaxDocumentChars, "the markdown document is over the limit")
+	_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: m, Actions: actions})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), MarkdownPath)
 }
 
 // TestMarkdownDocumentEscapesBackticks: a description holding ``` must not

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -133,10 +132,7 @@ func TestValidationStepBudget(t *testing.T) {
 // server adapter all refuse the chain.
 func TestSchemaCostOnEveryPath(t *testing.T) {
 	manifest := chainManifest(40)
-	srv := docServer(t, map[string]func(http.ResponseWriter, *http.Request){
-		MarkdownPath:  serve("text/markdown; charset=utf-8", "```webagents\n"+manifest+"\n```\n"),
-		WellKnownPath: serve("application/json", manifest),
-	})
+	srv := mirrorSite(t, manifest)
 	var c Client
 	d, err := c.Discover(t.Context(), srv.URL+"/")
 	require.NoError(t, err)

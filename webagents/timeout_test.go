@@ -50,17 +50,17 @@ func TestClientTimeoutsAgainstATarpit(t *testing.T) {
 	require.NoError(t, err, "a site that does not answer is a status, not an error")
 	assert.Equal(t, DiscoveryUnavailable, d.Status)
 	assert.ErrorIs(t, d.Err, context.DeadlineExceeded)
-	assert.ErrorContains(t, d.Err, "did not answer within 300ms")
+	assert.EqualError(t, d.Err, "webagents: timed out: the site did not answer within 300ms", "it says that it timed out")
 
 	rep, err := c.Check(context.Background(), srv.URL+"/")
 	require.NoError(t, err)
 	assert.False(t, rep.Valid)
 	require.NotEmpty(t, rep.Problems)
-	assert.Contains(t, rep.Problems[0].Message, "did not answer within 300ms")
+	assert.Contains(t, rep.Problems[0].Message, "timed out: the site did not answer within 300ms")
 
 	_, err = c.Run(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a"}}, nil)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorContains(t, err, "did not answer within 300ms")
+	assert.ErrorContains(t, err, "timed out: the site did not answer within 300ms")
 }
 
 // TestClientTimeoutOfTheBatch: a site whose documents answer but whose
@@ -112,6 +112,8 @@ func TestClientDefaultTimeouts(t *testing.T) {
 		d, err := c.Discover(context.Background(), "http://site.test/")
 		require.NoError(t, err)
 		assert.Equal(t, DiscoveryUnavailable, d.Status)
+		assert.ErrorIs(t, d.Err, context.DeadlineExceeded)
+		assert.EqualError(t, d.Err, "webagents: timed out: the site did not answer within 10s")
 		assert.Equal(t, DefaultDiscoverTimeout, time.Since(start))
 
 		start = time.Now()
@@ -236,4 +238,16 @@ func TestDiscoverNoActionsForThePage(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotInScope)
 	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "zz"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
+
+	// Issue 24 item 3: so on a page the site publishes nothing for, not
+	// "not available on this page".
+	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "a"}}, nil)
+	assert.ErrorIs(t, err, ErrNotInScope)
+	assert.EqualError(t, err, `webagents: action not in scope for this page: operation "x", action "a"`)
+	assert.NotErrorIs(t, err, ErrNotAvailable)
+	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "zz"}}, nil)
+	assert.ErrorIs(t, err, ErrNotPublished)
+	_, err = c.Run(t.Context(), srv.URL+"/about", nil, nil)
+	assert.ErrorIs(t, err, ErrNotAvailable, "no operation: the page has nothing")
+	assert.ErrorIs(t, err, ErrNoActionsForPage)
 }

@@ -75,12 +75,19 @@ func run(ctx context.Context, ln net.Listener, origin string, logger *slog.Logge
 		Manifest: manifest,
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			// The site's own session: the actions read it from the context.
-			// Its key scopes Idempotency-Keys and pacing. A session any visitor
-			// gets without signing in is anonymous: it is paced (and its stored
-			// responses charged) by client address as well, so a fresh cookie
-			// per batch does not escape pacing.
+			// Its key scopes pacing. A session any visitor gets without
+			// signing in is anonymous: it is paced (and its stored responses
+			// charged) by client address as well, so a fresh cookie per batch
+			// does not escape pacing.
 			sess := app.AgentSession(w, r)
 			ctx := shop.WithAgentSession(r.Context(), sess)
+			// Idempotency-Keys are scoped by the cookie as presented, also
+			// when it no longer resolves: a sign-in replaces the cookie
+			// (reporting the new one with webagents.CredentialReplaced), and
+			// the retry of a keyed batch that signed in carries the old one.
+			if c := sess.Credential(); c != "" {
+				ctx = webagents.WithCredential(ctx, c)
+			}
 			switch {
 			case sess.Key() == "":
 				return ctx, nil // no session: scoped by client address

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +31,7 @@ type served struct {
 	json     string
 	pageHdr  http.Header
 	state    json.RawMessage
+	replayed string // Idempotent-Replayed of a lost keyed sign-in's retry
 }
 
 // visit reads the discovery documents and a page, and runs a sign-up, an
@@ -59,6 +62,31 @@ func visit(t *testing.T, origin string) served {
 	}, &webagents.RunOptions{AllowWrites: true})
 	require.NoError(t, err)
 	s.state = res.Response.Results["state"]
+
+	// A keyed sign-in sent with a visitor's cookie, whose answer is lost:
+	// the retry carries the cookie the sign-in replaced, and is a replay.
+	visitor, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	resp, err := (&http.Client{Jar: visitor}).Get(origin + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	u, err := url.Parse(origin)
+	require.NoError(t, err)
+	cookies := visitor.Cookies(u)
+	require.Len(t, cookies, 1)
+	body := `{"version":"0.1","operations":[{"id":"in","action":"account.signIn","input":{"email":"a@example.com","password":"password1"}}]}`
+	for range 2 {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, origin+"/api/agent/workflow", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "sign-in-1")
+		req.AddCookie(cookies[0])
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		s.replayed = resp.Header.Get("Idempotent-Replayed")
+	}
 	return s
 }
 
@@ -96,4 +124,6 @@ func TestExampleServesTheSameSiteAsTheHarness(t *testing.T) {
 	}
 	assert.JSONEq(t, string(harness.state), string(example.state))
 	assert.Contains(t, string(example.state), `"quantity":2`)
+	assert.Equal(t, "true", example.replayed, "the retry of a keyed sign-in is a replay")
+	assert.Equal(t, harness.replayed, example.replayed)
 }

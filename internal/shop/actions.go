@@ -160,7 +160,7 @@ func (s *Shop) authenticate(ctx context.Context, req *webagents.ActionRequest, f
 	if err != nil {
 		return nil, protocolError(err)
 	}
-	as.signIn(u.ID)
+	as.signIn(ctx, u.ID)
 	return accountResult{SignedIn: true, UserID: u.ID, Email: u.Email}, nil
 }
 
@@ -169,7 +169,7 @@ func (s *Shop) actSignOut(ctx context.Context, req *webagents.ActionRequest) (an
 	if err != nil {
 		return nil, err
 	}
-	as.signOut()
+	as.signOut(ctx)
 	return accountResult{SignedIn: false}, nil
 }
 

@@ -120,16 +120,17 @@ func (t *sessions) makeRoom(now time.Time) {
 }
 
 // signIn binds a user to the session under a fresh token, so that a token
-// known before sign-in (session fixation) is worthless after it.
-func (t *sessions) signIn(w http.ResponseWriter, s *session, userID string) {
-	t.rotate(w, s, userID)
+// known before sign-in (session fixation) is worthless after it. It returns
+// the new token.
+func (t *sessions) signIn(w http.ResponseWriter, s *session, userID string) string {
+	return t.rotate(w, s, userID)
 }
 
-func (t *sessions) signOut(w http.ResponseWriter, s *session) {
-	t.rotate(w, s, "")
+func (t *sessions) signOut(w http.ResponseWriter, s *session) string {
+	return t.rotate(w, s, "")
 }
 
-func (t *sessions) rotate(w http.ResponseWriter, s *session, userID string) {
+func (t *sessions) rotate(w http.ResponseWriter, s *session, userID string) string {
 	t.mu.Lock()
 	s.mu.Lock()
 	delete(t.byToken, s.token)
@@ -139,6 +140,7 @@ func (t *sessions) rotate(w http.ResponseWriter, s *session, userID string) {
 	s.mu.Unlock()
 	t.mu.Unlock()
 	t.setCookie(w, token)
+	return token
 }
 
 func (t *sessions) setCookie(w http.ResponseWriter, token string) {

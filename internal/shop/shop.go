@@ -123,8 +123,9 @@ func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // cookie get none until then, so anonymous catalog reads cannot churn the
 // session table.
 type AgentSession struct {
-	shop *Shop
-	w    http.ResponseWriter
+	shop      *Shop
+	w         http.ResponseWriter
+	presented string // the session cookie's value as the request presented it
 
 	mu   sync.Mutex
 	sess *session // nil until the request has a session
@@ -133,8 +134,18 @@ type AgentSession struct {
 // AgentSession loads the session of an agent request. Put it in the
 // actions' context with WithAgentSession.
 func (s *Shop) AgentSession(w http.ResponseWriter, r *http.Request) *AgentSession {
-	return &AgentSession{shop: s, w: w, sess: s.sessions.find(r)}
+	as := &AgentSession{shop: s, w: w, sess: s.sessions.find(r)}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		as.presented = c.Value
+	}
+	return as
 }
+
+// Credential returns the session cookie's value as the request presented
+// it, also when it resolves to no session (unknown, expired, or replaced by
+// a sign-in), or "" when the request has none. It is secret: name it with
+// webagents.WithCredential, which hashes it before anything stores it.
+func (as *AgentSession) Credential() string { return as.presented }
 
 // Key returns the session's public name (not its cookie), or "" when the
 // request has no session.
@@ -161,10 +172,16 @@ func WithAgentSession(ctx context.Context, as *AgentSession) context.Context {
 // AgentContext is the webagents.ContextFunc of the shop, as
 // examples/webagents-shop writes it out: the session in the context, named
 // with WithSessionKey when a user is signed in and WithAnonymousSessionKey
-// when not (so that fresh cookies are paced by address).
+// when not (so that fresh cookies are paced by address), and the cookie as
+// presented named with WithCredential, also when it resolves to no session
+// (a sign-in replaced it), so that the retry of a keyed batch that signed in
+// is a replay.
 func (s *Shop) AgentContext(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 	as := s.AgentSession(w, r)
 	ctx := WithAgentSession(r.Context(), as)
+	if c := as.Credential(); c != "" {
+		ctx = webagents.WithCredential(ctx, c)
+	}
 	switch {
 	case as.Key() == "":
 		return ctx, nil
@@ -186,22 +203,23 @@ func (as *AgentSession) userID() string {
 }
 
 // signIn binds userID to the request's session, creating the session when
-// there is none. Writes run one at a time, so no other operation of the
-// batch touches the response headers meanwhile.
-func (as *AgentSession) signIn(userID string) {
+// there is none, and reports the new cookie to the Handler of ctx's batch.
+// Writes run one at a time, so no other operation of the batch touches the
+// response headers meanwhile.
+func (as *AgentSession) signIn(ctx context.Context, userID string) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.sess == nil {
 		as.sess = as.shop.sessions.create(as.w)
 	}
-	as.shop.sessions.signIn(as.w, as.sess, userID)
+	webagents.CredentialReplaced(ctx, as.shop.sessions.signIn(as.w, as.sess, userID))
 }
 
-func (as *AgentSession) signOut() {
+func (as *AgentSession) signOut(ctx context.Context) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	if as.sess != nil {
-		as.shop.sessions.signOut(as.w, as.sess)
+		webagents.CredentialReplaced(ctx, as.shop.sessions.signOut(as.w, as.sess))
 	}
 }
 

@@ -8,9 +8,10 @@
 // (schema-validated inputs, auth fields), such documents must be refused.
 //
 // Check refuses duplicate keys and keys that differ only in case within one
-// object, at any depth, and strings holding invalid UTF-8 (which
-// encoding/json would silently replace with U+FFFD, so that two different
-// documents decode alike): the module's one rule for JSON text, the agent
+// object, at any depth, and strings holding invalid UTF-8 or a \u escape of
+// a lone UTF-16 surrogate (which encoding/json would silently replace with
+// U+FFFD, so that two different documents decode alike, and which
+// JavaScript keeps): the module's one rule for JSON text, the agent
 // protocol's too. CheckDuplicates refuses duplicates but not case variants,
 // for documents whose keys are data. Unmarshal additionally refuses keys that match a
 // struct field of the target only case-insensitively, so a decoded struct
@@ -83,7 +84,7 @@ func (e *KeyError) Unwrap() error { return e.Err }
 
 // Check reports whether data is one well-formed JSON value with no
 // duplicate or case-variant keys in any object, only valid UTF-8 in its
-// strings, and nesting no deeper than MaxDepth. Leading and trailing white
+// strings (no lone surrogate escapes), and nesting no deeper than MaxDepth. Leading and trailing white
 // space is allowed.
 func Check(data []byte) error {
 	s := getScanner(data)
@@ -357,11 +358,29 @@ func (s *scanner) str() (raw []byte, escaped bool, err error) {
 				s.pos++
 			case 'u':
 				s.pos++
-				for i := 0; i < 4; i++ {
-					if s.pos >= len(s.data) || !isHex(s.data[s.pos]) {
-						return nil, false, s.syntax("in \\u hexadecimal character escape")
+				at := s.pos - 2
+				r, err := s.hex4()
+				if err != nil {
+					return nil, false, err
+				}
+				// encoding/json would decode a lone surrogate as U+FFFD,
+				// where JavaScript keeps it: two readings of one document.
+				// Refuse it as invalid UTF-8 is refused.
+				switch {
+				case r >= 0xdc00 && r <= 0xdfff:
+					return nil, false, &SyntaxError{Msg: loneSurrogate, Offset: at}
+				case r >= 0xd800 && r <= 0xdbff:
+					if s.pos+1 >= len(s.data) || s.data[s.pos] != '\\' || s.data[s.pos+1] != 'u' {
+						return nil, false, &SyntaxError{Msg: loneSurrogate, Offset: at}
 					}
-					s.pos++
+					s.pos += 2
+					low, err := s.hex4()
+					if err != nil {
+						return nil, false, err
+					}
+					if low < 0xdc00 || low > 0xdfff {
+						return nil, false, &SyntaxError{Msg: loneSurrogate, Offset: at}
+					}
 				}
 			default:
 				return nil, false, s.syntax("in string escape code")
@@ -382,6 +401,32 @@ func (s *scanner) str() (raw []byte, escaped bool, err error) {
 		}
 	}
 	return nil, false, s.syntax("")
+}
+
+// loneSurrogate is the SyntaxError message for a \u escape of a UTF-16
+// surrogate that is not half of a pair, which no UTF-8 text can hold.
+const loneSurrogate = "invalid UTF-8 in string: lone surrogate escape"
+
+// hex4 reads the four hexadecimal digits of a \u escape.
+func (s *scanner) hex4() (rune, error) {
+	var r rune
+	for i := 0; i < 4; i++ {
+		if s.pos >= len(s.data) || !isHex(s.data[s.pos]) {
+			return 0, s.syntax("in \\u hexadecimal character escape")
+		}
+		c := s.data[s.pos]
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+		s.pos++
+	}
+	return r, nil
 }
 
 func isHex(c byte) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -41,6 +42,17 @@ func TestCheck(t *testing.T) {
 		{"truncated UTF-8 sequence", "\"\xe2\x82\"", errSyntax, ""},
 		{"UTF-8 surrogate half", "\"\xed\xa0\x80\"", errSyntax, ""},
 		{"valid UTF-8", "{\"é\":\"€ 𝄞\"}", nil, ""},
+		// Escapes of surrogates that are not a pair: encoding/json decodes
+		// them as U+FFFD, JavaScript keeps them.
+		{"lone high surrogate escape", `"\ud800"`, errSyntax, ""},
+		{"lone low surrogate escape", `"\uDC00"`, errSyntax, ""},
+		{"high surrogate then text", `"\ud800x"`, errSyntax, ""},
+		{"high surrogate then another escape", `"\ud800\u0041"`, errSyntax, ""},
+		{"two high surrogates", `"\ud800\ud800"`, errSyntax, ""},
+		{"high surrogate then a short escape", `"\ud800\n"`, errSyntax, ""},
+		{"lone surrogate escape in a key", `{"\udfff":1}`, errSyntax, ""},
+		{"surrogate pair escape", `"\ud834\udd1e"`, nil, ""},
+		{"escaped backslash before u", `"\\ud800"`, nil, ""},
 		{"bad escape", `"\x"`, errSyntax, ""},
 		{"leading zero", `01`, errSyntax, ""},
 		{"single quotes", `{'a':1}`, errSyntax, ""},
@@ -217,8 +229,9 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		err := Check(data)
-		// encoding/json accepts invalid UTF-8 (as U+FFFD); Check refuses it.
-		valid := json.Valid(data) && utf8.Valid(data)
+		// encoding/json accepts invalid UTF-8 and lone surrogate escapes
+		// (as U+FFFD); Check refuses them.
+		valid := json.Valid(data) && utf8.Valid(data) && !hasLoneSurrogate(data)
 		// CheckDuplicates accepts what Check does, and refuses only
 		// duplicates beyond that.
 		if derr := CheckDuplicates(data); err == nil && derr != nil {
@@ -249,6 +262,26 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hasLoneSurrogate reports whether valid JSON text in valid UTF-8 escapes
+// a lone surrogate, by encoding/json, which decodes one as U+FFFD: every
+// U+FFFD the text writes itself (the character, or its escape) is first
+// replaced by other text, so any U+FFFD left in the decoded strings came
+// from a lone surrogate.
+func hasLoneSurrogate(data []byte) bool {
+	text := strings.ReplaceAll(string(data), "\ufffd", "X")
+	text = regexp.MustCompile(`\\u[fF][fF][fF][dD]`).ReplaceAllString(text, `\u0058`)
+	dec := json.NewDecoder(strings.NewReader(text))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, utf8.RuneError) {
+			return true
+		}
+	}
 }
 
 // refUnique is a slow, obviously right duplicate-key check built on
@@ -341,5 +374,13 @@ func TestUnmarshalRefusesInvalidUTF8(t *testing.T) {
 	var se *SyntaxError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "invalid UTF-8 in string", se.Msg)
+	assert.Equal(t, 10, se.Offset)
+
+	// A lone surrogate escape is refused alike, at the escape.
+	require.NoError(t, json.Unmarshal([]byte(`{"name":"a\ud800b"}`), &v))
+	assert.Equal(t, "a\ufffdb", v.Name, "encoding/json replaces")
+	err = Unmarshal([]byte(`{"name":"a\ud800b"}`), &v)
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "invalid UTF-8 in string: lone surrogate escape", se.Msg)
 	assert.Equal(t, 10, se.Offset)
 }
