@@ -185,6 +185,7 @@ func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Del("Connection")
+	HTTPAuthenticated(r)
 	h.route(w, r, path)
 	return true
 }
