@@ -59,10 +59,12 @@
 // extension is dropped. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB.
 // Serve holds at most MaxUnauthConns (64) connections that have not
-// authenticated (HTTP, WebSockets before their hello); beyond it a new one
-// evicts the oldest idle one, else the oldest, so that the extension's
-// reconnect always gets through. Idle HTTP connections close after
-// IdleTimeout (30 s).
+// authenticated, in any state (HTTP requests and keep-alive connections,
+// WebSockets before their hello); beyond it a new one evicts the oldest
+// idle one, else the oldest, so that the extension's reconnect always gets
+// through. Each write of an HTTP answer must make progress within
+// WriteTimeout (10 s). Idle HTTP connections close after IdleTimeout
+// (30 s).
 //
 // # Concurrency
 //
