@@ -35,6 +35,14 @@ const (
 	DefaultMaxInFlight = 256
 	// DefaultMaxConnections is the default limit of client connections.
 	DefaultMaxConnections = 1024
+	// DefaultMaxUnauthConnections is the default limit of connections
+	// that have not yet sent an authenticated request (a request with the
+	// token, or any request when none is required). The rest of
+	// MaxConnections is the reserve of authenticated agents.
+	DefaultMaxUnauthConnections = 64
+	// DefaultAuthTimeout is how long a new connection may go without an
+	// authenticated request before it is closed.
+	DefaultAuthTimeout = 10 * time.Second
 	// DefaultMaxQueuedBytes is the default limit of reply and event bytes
 	// waiting to be written to one client. A client that lets more pile
 	// up is disconnected, so that a slow reader never holds the others up.
@@ -81,6 +89,20 @@ type ServerOptions struct {
 	// beyond it a new connection gets an error frame and is closed. Zero
 	// means [DefaultMaxConnections].
 	MaxConnections int
+	// MaxUnauthConnections limits the connections that have not yet sent
+	// an authenticated request. Beyond it, a new connection makes the
+	// server close the oldest of them (with an error frame), so that
+	// connections without the token can neither fill MaxConnections nor
+	// keep a new agent out: the rest of MaxConnections is a reserve for
+	// agents that have authenticated. Zero means
+	// [DefaultMaxUnauthConnections], or half of MaxConnections when that
+	// is smaller.
+	MaxUnauthConnections int
+	// AuthTimeout closes (with an error frame) a connection that has sent
+	// no authenticated request that long after it was accepted. A client
+	// that only listens to events proves itself with one request, such as
+	// bridge.health. Zero means [DefaultAuthTimeout].
+	AuthTimeout time.Duration
 	// MaxQueuedBytes limits the bytes waiting to be written to one client
 	// before it is disconnected as too slow. Zero means
 	// [DefaultMaxQueuedBytes].
@@ -107,11 +129,15 @@ type Server struct {
 	maxReq    int
 	maxFlight int
 	maxConns  int
+	maxUnauth int
+	authWait  time.Duration
 	maxQueued int
 
 	mu          sync.Mutex
 	listeners   map[*net.Listener]struct{}
 	conns       map[*serverConn]struct{}
+	unauth      int    // connections in conns that have not authenticated
+	connSeq     uint64 // accept order
 	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
 	closing     bool          // Shutdown or Close called
@@ -137,6 +163,7 @@ func NewServer(opts *ServerOptions) *Server {
 		maxReq:    orDefault(opts.MaxRequestSize, DefaultMaxRequestSize),
 		maxFlight: orDefault(opts.MaxInFlight, DefaultMaxInFlight),
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
+		authWait:  orDefault(opts.AuthTimeout, DefaultAuthTimeout),
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
 		listeners: map[*net.Listener]struct{}{},
 		closed:    make(chan struct{}),
@@ -144,6 +171,7 @@ func NewServer(opts *ServerOptions) *Server {
 		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
 	}
+	s.maxUnauth = orDefault(opts.MaxUnauthConnections, min(DefaultMaxUnauthConnections, max(1, s.maxConns/2)))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -265,6 +293,14 @@ func (s *Server) startConn(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	if s.unauth >= s.maxUnauth || (len(s.conns) >= s.maxConns && s.unauth > 0) {
+		// The oldest connection without an authenticated request makes
+		// room: the newest is the one most likely to be an agent that is
+		// about to authenticate, and a process holding connections
+		// without the token must open MaxUnauthConnections newer ones to
+		// push it out.
+		s.evictLocked(s.oldestUnauthLocked(), "Connection closed: too many connections to the bridge have not sent an authenticated request; the limit is "+fmt.Sprint(s.maxUnauth))
+	}
 	if len(s.conns) >= s.maxConns {
 		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
 		s.connWG.Go(func() {
@@ -275,9 +311,48 @@ func (s *Server) startConn(nc net.Conn) {
 		})
 		return
 	}
+	s.connSeq++
+	c.seq = s.connSeq
 	s.conns[c] = struct{}{}
+	s.unauth++
+	c.authTimer = time.AfterFunc(s.authWait, c.authExpired)
 	s.connWG.Go(c.writeLoop)
 	s.connWG.Go(c.readLoop)
+}
+
+// oldestUnauthLocked returns the connection without an authenticated
+// request accepted first, or nil. s.mu is held.
+func (s *Server) oldestUnauthLocked() *serverConn {
+	var oldest *serverConn
+	for c := range s.conns {
+		if !c.authed && (oldest == nil || c.seq < oldest.seq) {
+			oldest = c
+		}
+	}
+	return oldest
+}
+
+// evictLocked stops counting c among the connections at once, and closes
+// it after an error frame saying why. s.mu is held.
+func (s *Server) evictLocked(c *serverConn, msg string) {
+	if c == nil || !s.forgetLocked(c) {
+		return
+	}
+	s.log.Warn("agentproto: closing a connection without an authenticated request", "reason", msg)
+	s.connWG.Go(func() { c.kick(msg) })
+}
+
+// forgetLocked removes c from the server's connections, and reports
+// whether it was there. s.mu is held.
+func (s *Server) forgetLocked(c *serverConn) bool {
+	if _, ok := s.conns[c]; !ok {
+		return false
+	}
+	delete(s.conns, c)
+	if !c.authed {
+		s.unauth--
+	}
+	return true
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
@@ -474,6 +549,9 @@ func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 		c.pushError(r.id, err.Message, buf)
 		return
 	}
+	if !c.authed {
+		c.authenticated()
+	}
 	if r.typ == nil {
 		c.pushError(r.id, MsgInvalidType, buf)
 		return
@@ -561,6 +639,12 @@ type serverConn struct {
 	nc  net.Conn
 	out *wire.Queue
 
+	seq uint64 // accept order
+	// authed is set, under the server's lock, by the connection's first
+	// authenticated request; only the read loop sets it.
+	authed    bool
+	authTimer *time.Timer // closes the connection unless it authenticates
+
 	mu       sync.Mutex
 	calls    *Call // doubly linked list of calls in flight
 	inFlight int
@@ -628,6 +712,7 @@ func (c *serverConn) closeAfterFlush() {
 	select {
 	case <-c.out.Drained():
 	case <-t.C:
+	case <-c.srv.closed:
 	}
 }
 
@@ -776,6 +861,37 @@ func (c *serverConn) dropSlow(err error) {
 	}
 }
 
+// authenticated records the connection's first authenticated request: it
+// no longer counts against MaxUnauthConnections, and its auth timer stops.
+func (c *serverConn) authenticated() {
+	s := c.srv
+	s.mu.Lock()
+	if _, ok := s.conns[c]; ok {
+		s.unauth--
+	}
+	c.authed = true
+	s.mu.Unlock()
+	c.authTimer.Stop()
+}
+
+// authExpired closes the connection if it has not authenticated in time.
+func (c *serverConn) authExpired() {
+	s := c.srv
+	s.mu.Lock()
+	if !c.authed {
+		s.evictLocked(c, "Connection closed: no authenticated request within "+s.authWait.String())
+	}
+	s.mu.Unlock()
+}
+
+// kick sends an error frame saying why the connection ends, waits briefly
+// for it to be written, and closes the connection.
+func (c *serverConn) kick(msg string) {
+	c.pushError(nil, msg, nil)
+	c.closeAfterFlush()
+	c.close()
+}
+
 // close ends the connection: its calls in flight are abandoned.
 func (c *serverConn) close() {
 	c.mu.Lock()
@@ -787,6 +903,7 @@ func (c *serverConn) close() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.authTimer.Stop()
 	var abandoned []*Call
 	for call := c.calls; call != nil; call = call.next {
 		abandoned = append(abandoned, call)
@@ -800,6 +917,6 @@ func (c *serverConn) close() {
 	}
 	s := c.srv
 	s.mu.Lock()
-	delete(s.conns, c)
+	s.forgetLocked(c)
 	s.mu.Unlock()
 }
