@@ -136,8 +136,8 @@ type Server struct {
 	mu          sync.Mutex
 	listeners   map[*net.Listener]struct{}
 	conns       map[*serverConn]struct{}
-	unauth      int    // connections in conns that have not authenticated
-	connSeq     uint64 // accept order
+	unauth      int                // connections in conns that have not authenticated
+	connSeq     uint64             // accept order
 	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
 	closing     bool          // Shutdown or Close called
