@@ -47,6 +47,11 @@ const (
 	// waiting to be written to one client. A client that lets more pile
 	// up is disconnected, so that a slow reader never holds the others up.
 	DefaultMaxQueuedBytes = 96 << 20
+	// DefaultMaxTotalQueuedBytes is the default limit of reply and event
+	// bytes waiting to be written to all the clients of a server together
+	// (socket clients and the HTTP API's event streams). When it would be
+	// exceeded, the client with the most bytes waiting is disconnected.
+	DefaultMaxTotalQueuedBytes = 256 << 20
 )
 
 // readBufferSize is the read buffer of each connection: frames that
@@ -107,6 +112,13 @@ type ServerOptions struct {
 	// before it is disconnected as too slow. Zero means
 	// [DefaultMaxQueuedBytes].
 	MaxQueuedBytes int
+	// MaxTotalQueuedBytes limits the bytes waiting to be written to all
+	// clients together, socket clients and the HTTP API's event streams,
+	// a write in progress included. When a reply or an event would exceed
+	// it, the client with the most bytes waiting (the slowest reader) is
+	// disconnected, with a log line saying why, until it fits; clients
+	// that read are served on. Zero means [DefaultMaxTotalQueuedBytes].
+	MaxTotalQueuedBytes int
 
 	// Logger receives the server's diagnostics. Nil means none. Messages
 	// never contain payloads or tokens.
@@ -132,6 +144,7 @@ type Server struct {
 	maxUnauth int
 	authWait  time.Duration
 	maxQueued int
+	budget    *wire.Budget
 
 	mu          sync.Mutex
 	listeners   map[*net.Listener]struct{}
@@ -165,6 +178,7 @@ func NewServer(opts *ServerOptions) *Server {
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
 		authWait:  orDefault(opts.AuthTimeout, DefaultAuthTimeout),
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		budget:    wire.NewBudget(int64(orDefault(opts.MaxTotalQueuedBytes, DefaultMaxTotalQueuedBytes))),
 		listeners: map[*net.Listener]struct{}{},
 		closed:    make(chan struct{}),
 		conns:     map[*serverConn]struct{}{},
@@ -282,7 +296,8 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
-	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
+	c := &serverConn{srv: s, nc: nc}
+	c.out = wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc), Budget: s.budget, OnEvict: c.overBudget})
 	// The goroutines are started under s.mu, so that Close, which waits
 	// for them after setting closing under s.mu, never waits while one
 	// is being added (a sync.WaitGroup must not grow from zero during
@@ -514,19 +529,26 @@ var (
 )
 
 func (s *Server) publish(event json.RawMessage) {
-	var slow []*serverConn
+	type drop struct {
+		c   *serverConn
+		err error
+	}
+	var slow []drop
 	s.mu.Lock()
 	for c := range s.conns {
-		if err := c.out.Push(eventHead, event, closeBrace, nil, nil); errors.Is(err, wire.ErrQueueFull) {
-			slow = append(slow, c)
+		if err := c.out.Push(eventHead, event, closeBrace, nil, nil); errors.Is(err, wire.ErrQueueFull) || errors.Is(err, wire.ErrOverBudget) {
+			slow = append(slow, drop{c, err})
 		}
 	}
-	for sub := range s.subs {
-		sub.deliver(event)
+	if len(s.subs) > 0 {
+		taskID := Event{Raw: event}.TaskID()
+		for sub := range s.subs {
+			sub.deliver(event, taskID)
+		}
 	}
 	s.mu.Unlock()
-	for _, c := range slow {
-		c.dropSlow(wire.ErrQueueFull)
+	for _, d := range slow {
+		d.c.dropSlow(d.err)
 	}
 }
 
@@ -852,13 +874,31 @@ func appendError(dst, id []byte, msg string) []byte {
 	return append(wire.AppendString(dst, msg), '}')
 }
 
-// dropSlow disconnects a client whose queue overflowed. The caller must
-// not hold the server's or the connection's lock.
+// dropSlow disconnects a client whose queue overflowed, or that holds the
+// most bytes when the server's total is reached. The caller must not hold
+// the server's or the connection's lock.
 func (c *serverConn) dropSlow(err error) {
-	if errors.Is(err, wire.ErrQueueFull) {
+	switch {
+	case errors.Is(err, wire.ErrQueueFull):
 		c.srv.log.Warn("agentproto: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
 		c.close()
+	case errors.Is(err, wire.ErrOverBudget):
+		c.srv.logOverBudget(c.out.Held())
+		c.close()
 	}
+}
+
+// overBudget is called when the budget evicts the connection's queue for
+// another's frame: possibly with the server's lock held, so it only logs
+// and closes the socket; the read loop then ends the connection.
+func (c *serverConn) overBudget(held int64) {
+	c.srv.logOverBudget(held)
+	c.nc.Close()
+}
+
+func (s *Server) logOverBudget(held int64) {
+	s.log.Warn("agentproto: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one had the most",
+		"limit", s.budget.Limit(), "waiting", held)
 }
 
 // authenticated records the connection's first authenticated request: it
