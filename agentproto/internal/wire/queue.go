@@ -78,7 +78,7 @@ type QueueOptions struct {
 	// of a write in progress included.
 	Budget *Budget
 	// OnEvict is called when the budget evicts the queue, after it is
-	// closed (Push then fails with ErrOverBudget), with the bytes it held.
+	// closed (Push then fails with ErrQueueClosed), with the bytes it held.
 	// It must not block, nor take locks held around Push.
 	OnEvict func(held int64)
 }
@@ -144,15 +144,15 @@ func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
 // in progress included.
 func (q *Queue) Held() int64 { return q.heldA.Load() }
 
-// Evict closes the queue with err, releasing what it holds, and calls
-// QueueOptions.OnEvict. A Budget calls it.
-func (q *Queue) Evict(err error) {
+// Evict closes the queue, releasing what it holds, and calls
+// QueueOptions.OnEvict, which says why. A Budget calls it.
+func (q *Queue) Evict(error) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return
 	}
-	q.closed, q.err = true, err
+	q.closed = true
 	held := q.held
 	q.dropQueued()
 	q.mu.Unlock()

@@ -1,0 +1,85 @@
+//go:build unix
+
+package agentproto_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/syncbuf"
+	"github.com/agentbridge/agentbridge/nativemsg"
+)
+
+// Clients on the socket that authenticate and then never read cannot grow
+// the host without bound: the bytes waiting for all clients together stay
+// under MaxTotalQueuedBytes, the clients that never read are disconnected
+// with a log line saying why, and an agent that reads receives every event
+// and is still answered (issue 21 item 2).
+func TestNonReadingClientsStayWithinTheTotalBudget(t *testing.T) {
+	const budget = 2 << 20
+	logs := &syncbuf.Buffer{}
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{
+		Token:               "t",
+		MaxTotalQueuedBytes: budget,
+		Logger:              slog.New(slog.NewTextHandler(logs, nil)),
+	}})
+	path := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	go b.Server.Serve(l)
+
+	const stuck = 4
+	var conns []net.Conn
+	for range stuck {
+		nc, err := net.Dial("unix", path)
+		require.NoError(t, err)
+		defer nc.Close()
+		require.NoError(t, nc.(*net.UnixConn).SetReadBuffer(4096))
+		require.NoError(t, nativemsg.NewWriter(nc, nil).WriteMessage([]byte(`{"id":1,"type":"bridge.health","token":"t"}`)))
+		conns = append(conns, nc)
+	}
+	agent, err := agentproto.Dial(t.Context(), path, &agentproto.ClientOptions{Token: "t"})
+	require.NoError(t, err)
+	defer agent.Close()
+	sub := agent.Subscribe(&agentproto.SubscribeOptions{Buffer: 1000})
+	_, err = agent.Health(t.Context())
+	require.NoError(t, err)
+
+	event := json.RawMessage(`{"kind":"task:error","error":"` + strings.Repeat("e", 64<<10) + `"}`)
+	var most int64
+	for i := range 200 { // 13 MB: more than the budget, many times over
+		require.NoError(t, b.Server.Publish(event))
+		most = max(most, agentproto.QueuedBytes(b.Server))
+		select {
+		case <-sub.Events():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d did not reach the agent that reads", i)
+		}
+	}
+	assert.LessOrEqual(t, most, int64(budget+len(event)+64), "the bytes waiting stay within the budget")
+	_, err = agent.Health(t.Context())
+	assert.NoError(t, err, "the agent that reads is still answered")
+	assert.Equal(t, stuck, strings.Count(logs.String(), "disconnecting the slowest client"), "each client that does not read is dropped, and the log says why:\n%s", logs)
+
+	// Their connections end: after what was written before, the stream
+	// stops.
+	for i, nc := range conns {
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var rest bytes.Buffer
+		_, err := rest.ReadFrom(nc)
+		assert.NotErrorIs(t, err, syscall.ETIMEDOUT, "connection %d is closed", i)
+		assert.Less(t, rest.Len(), 200*len(event), "connection %d did not get every event", i)
+	}
+}
