@@ -66,7 +66,10 @@
 // so a client that only listens to events sends one first, such as
 // bridge.health. Bytes queued for a client that does
 // not read: [DefaultMaxQueuedBytes], after which it is disconnected so that
-// it cannot hold the others up. Client frames: [DefaultMaxResponseSize]
+// it cannot hold the others up; bytes queued for all clients together
+// (socket clients and HTTP event streams, writes in progress included):
+// [DefaultMaxTotalQueuedBytes], beyond which the client holding the most is
+// disconnected first. Client frames: [DefaultMaxResponseSize]
 // read; requests over ClientOptions.MaxRequestSize ([DefaultMaxRequestSize])
 // are refused before they are written. [Server.Serve] retries failed
 // accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
