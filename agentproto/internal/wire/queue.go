@@ -207,10 +207,18 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 		rel2.Release()
 		return &nativemsg.FrameSizeError{Size: uint64(n), Limit: q.frameLimit}
 	}
+	copied := len(body) <= CopyLimit || q.opts.CopyAll
+	// What the frame holds until written: its bytes and, when the body is
+	// borrowed, the whole buffers it keeps (a 256 KiB body can keep a
+	// 512 KiB request buffer and a 512 KiB result buffer).
+	cost := int64(n + 4)
+	if !copied {
+		cost += relCap(rel1) + relCap(rel2)
+	}
 	if b := q.opts.Budget; b != nil {
 		// Reserved before q.mu is taken: it may evict another queue,
 		// which takes that queue's lock.
-		if err := b.Reserve(q, int64(n+4)); err != nil {
+		if err := b.Reserve(q, cost); err != nil {
 			rel1.Release()
 			rel2.Release()
 			return err
@@ -227,17 +235,16 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 		}
 		q.mu.Unlock()
 		if b := q.opts.Budget; b != nil {
-			b.Release(int64(n + 4))
+			b.Release(cost)
 		}
 		rel1.Release()
 		rel2.Release()
 		return err
 	}
-	q.held += int64(n + 4)
+	q.held += cost
 	q.heldA.Store(q.held)
 	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
 	q.own = append(q.own, head...)
-	copied := len(body) <= CopyLimit || q.opts.CopyAll
 	if copied {
 		q.own = append(q.own, body...)
 	} else {
@@ -399,6 +406,7 @@ func (q *Queue) Run() error {
 		clear(batch) // drop references to borrowed bodies
 		// Written or not, the bodies are no longer needed.
 		for _, r := range rels {
+			inWrite += int(relCap(r))
 			r.Release()
 		}
 		clear(rels)
@@ -441,6 +449,14 @@ func (q *Queue) writePartial() error {
 		return err
 	}
 	return nil
+}
+
+// relCap returns the memory r keeps: its capacity (0 for nil).
+func relCap(r *Buffer) int64 {
+	if r == nil {
+		return 0
+	}
+	return int64(cap(r.B))
 }
 
 // maxRetained bounds the copy buffer kept between batches.
