@@ -87,15 +87,7 @@ func serveCounting(t *testing.T, srv *http.Server) (addr string, closed <-chan n
 			ch <- nc.RemoteAddr()
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		<-served
-	})
-	return l.Addr().String(), ch
+	return serve(t, srv), ch
 }
 
 // dialNonReading connects with a small receive buffer and sends request
