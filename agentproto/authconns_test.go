@@ -1,6 +1,7 @@
 package agentproto_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -117,5 +118,24 @@ func TestUnauthenticatedConnectionsCannotLockAgentsOut(t *testing.T) {
 		newest.SetReadDeadline(time.Now().Add(time.Second))
 		_, err = newest.Read(make([]byte, 1))
 		assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the newest stays open")
+	})
+}
+
+// A negative AuthTimeout keeps connections that only listen to events, as
+// the reference allows without a token.
+func TestNegativeAuthTimeoutKeepsListeners(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "t", AuthTimeout: -1}})
+		defer b.Close()
+		synctest.Wait()
+		listener, err := b.Listener.Dial(t.Context())
+		require.NoError(t, err)
+		defer listener.Close()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		go b.Server.Publish(json.RawMessage(`{"kind":"task:update","task":{"id":"x"}}`))
+		body, err := nativemsg.NewReader(listener, nil).ReadMessage(nil)
+		require.NoError(t, err)
+		assert.Equal(t, `{"kind":"event","event":{"kind":"task:update","task":{"id":"x"}}}`, string(body))
 	})
 }

@@ -106,7 +106,9 @@ type ServerOptions struct {
 	// AuthTimeout closes (with an error frame) a connection that has sent
 	// no authenticated request that long after it was accepted. A client
 	// that only listens to events proves itself with one request, such as
-	// bridge.health. Zero means [DefaultAuthTimeout].
+	// bridge.health. Zero means [DefaultAuthTimeout]; negative means no
+	// timeout, for agents written to the reference's "events need no
+	// token" (such connections stay bounded by MaxUnauthConnections).
 	AuthTimeout time.Duration
 	// MaxQueuedBytes limits the bytes waiting to be written to one client
 	// before it is disconnected as too slow. Zero means
@@ -186,6 +188,9 @@ func NewServer(opts *ServerOptions) *Server {
 		subs:      map[*subscriber]struct{}{},
 	}
 	s.maxUnauth = orDefault(opts.MaxUnauthConnections, min(DefaultMaxUnauthConnections, max(1, s.maxConns/2)))
+	if opts.AuthTimeout < 0 {
+		s.authWait = 0
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -330,7 +335,9 @@ func (s *Server) startConn(nc net.Conn) {
 	c.seq = s.connSeq
 	s.conns[c] = struct{}{}
 	s.unauth++
-	c.authTimer = time.AfterFunc(s.authWait, c.authExpired)
+	if s.authWait > 0 {
+		c.authTimer = time.AfterFunc(s.authWait, c.authExpired)
+	}
 	s.connWG.Go(c.writeLoop)
 	s.connWG.Go(c.readLoop)
 }
@@ -911,7 +918,9 @@ func (c *serverConn) authenticated() {
 	}
 	c.authed = true
 	s.mu.Unlock()
-	c.authTimer.Stop()
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
 }
 
 // authExpired closes the connection if it has not authenticated in time.
@@ -943,7 +952,9 @@ func (c *serverConn) close() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	c.authTimer.Stop()
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
 	var abandoned []*Call
 	for call := c.calls; call != nil; call = call.next {
 		abandoned = append(abandoned, call)
