@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -24,16 +25,11 @@ func TestHTTPAuthenticatedStreamSurvivesTokenlessConnections(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	h, err := NewHTTPHandler(server, &HTTPOptions{Token: "tok"})
 	require.NoError(t, err)
-	srv := agentproto.NewHTTPServer(h, &agentproto.HTTPServerOptions{MaxUnauthConns: 1})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	defer func() {
-		srv.Close()
-		<-served
-	}()
-	url := "http://" + l.Addr().String() + "/"
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Config = agentproto.NewHTTPServer(h, &agentproto.HTTPServerOptions{MaxUnauthConns: 1})
+	ts.Start()
+	defer ts.Close()
+	url := ts.URL + "/"
 	client := &http.Client{Transport: &http.Transport{}}
 	post := func(session, body string) *http.Response {
 		req, err := http.NewRequestWithContext(t.Context(), "POST", url, strings.NewReader(body))
@@ -67,7 +63,7 @@ func TestHTTPAuthenticatedStreamSurvivesTokenlessConnections(t *testing.T) {
 	require.Equal(t, http.StatusOK, stream.StatusCode)
 
 	for range 8 {
-		nc, err := net.Dial("tcp", l.Addr().String())
+		nc, err := net.Dial("tcp", ts.Listener.Addr().String())
 		require.NoError(t, err)
 		defer nc.Close()
 		_, err = io.WriteString(nc, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
