@@ -106,6 +106,11 @@ func SocketPath() string {
 // Dial connects to the agent socket at path ("" means [SocketPath]()).
 // Unless opts.InsecureSkipPeerCheck is set, it first checks that the
 // server runs as the current user (see [ClientOptions]). opts may be nil.
+//
+// A [Server] closes a connection that sends no authenticated request
+// within its ServerOptions.AuthTimeout (10 s by default): a program that
+// dials early and only listens to events, or calls much later, sends a
+// first request at once, such as [Client.Health].
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = SocketPath()

@@ -58,14 +58,25 @@
 // is answered and closed). Frames to the extension: 1 MiB, Chrome's limit
 // (beyond it the request is refused with [ErrRequestTooLarge] and the link
 // stays up). Requests in flight per connection: [DefaultMaxInFlight].
-// Connections: [DefaultMaxConnections]. Bytes queued for a client that does
+// Connections: [DefaultMaxConnections], of which at most
+// [DefaultMaxUnauthConnections] (64) have not sent an authenticated request
+// (beyond it the oldest of those is closed with an error frame; the rest is
+// a reserve for agents with the token); a connection with no authenticated
+// request within [DefaultAuthTimeout] (10 s) is closed with an error frame,
+// so a client that only listens to events sends one first, such as
+// bridge.health. Bytes queued for a client that does
 // not read: [DefaultMaxQueuedBytes], after which it is disconnected so that
-// it cannot hold the others up. Client frames: [DefaultMaxResponseSize]
+// it cannot hold the others up; bytes queued for all clients together
+// (socket clients and HTTP event streams, writes in progress included):
+// [DefaultMaxTotalQueuedBytes], beyond which the client holding the most is
+// disconnected first. Client frames: [DefaultMaxResponseSize]
 // read; requests over ClientOptions.MaxRequestSize ([DefaultMaxRequestSize])
 // are refused before they are written. [Server.Serve] retries failed
 // accepts (EMFILE and the like) with backoff. [NewHTTPServer] closes
-// keep-alive connections idle for [DefaultHTTPIdleTimeout] and keeps at most
-// [DefaultMaxIdleHTTPConns] connections without a request in progress.
+// keep-alive connections idle for [DefaultHTTPIdleTimeout], gives each
+// write [DefaultHTTPWriteTimeout] to make progress, and keeps at most
+// [DefaultMaxUnauthHTTPConns] connections that are not serving an
+// authenticated request, in any state.
 // A tool result's [ToolResult.Text] indents JSON as json.Indent does only
 // 64 levels deep (deeper containers are written compactly) and stops at
 // 16 MiB with a line saying how many of the result's bytes were left out:

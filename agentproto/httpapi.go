@@ -37,8 +37,8 @@ const (
 	DefaultMaxBodySize = 1 << 20
 	// DefaultHeartbeat is the interval of an event stream's heartbeats.
 	DefaultHeartbeat = 15 * time.Second
-	// DefaultStreamBuffer is the number of events an event stream holds
-	// for a slow reader before it is ended.
+	// DefaultStreamBuffer is the number of events (of the stream's task)
+	// an event stream holds for a slow reader before it is ended.
 	DefaultStreamBuffer = 256
 )
 
@@ -63,8 +63,10 @@ type HTTPOptions struct {
 	Heartbeat time.Duration
 	// StreamBuffer is the number of events an event stream holds for a
 	// slow reader; when it overflows the stream ends (the client can
-	// reconnect and starts again from a fresh task.snapshot). Zero means
-	// [DefaultStreamBuffer].
+	// reconnect and starts again from a fresh task.snapshot). The
+	// stream's bytes are bounded too, as a socket client's are: by the
+	// server's MaxQueuedBytes for the stream, and MaxTotalQueuedBytes for
+	// all clients together. Zero means [DefaultStreamBuffer].
 	StreamBuffer int
 	// Logger receives diagnostics. Nil means the server's.
 	Logger *slog.Logger
@@ -185,6 +187,7 @@ func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Del("Connection")
+	HTTPAuthenticated(r)
 	h.route(w, r, path)
 	return true
 }
@@ -554,7 +557,7 @@ func (s *Server) call(ctx context.Context, typ string, payload []byte, timeout t
 
 // stream serves a task's events as Server-Sent Events.
 func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPayload []byte) {
-	sub := h.srv.subscribe(h.opts.StreamBuffer)
+	sub := h.srv.subscribe(id, h.opts.StreamBuffer)
 	if sub == nil {
 		writeJSONError(w, http.StatusServiceUnavailable, MsgShuttingDown)
 		return
@@ -606,16 +609,19 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 		select {
 		case <-ctx.Done():
 			return
-		case raw, ok := <-sub.ch:
-			if !ok {
-				return // overflow or server closing: the client reconnects
-			}
-			e := Event{Kind: eventKind(raw), Raw: raw}
-			if e.TaskID() != id {
-				continue
-			}
-			if !send(sseEvent(nil, strings.ReplaceAll(e.Kind, ":", "."), raw)) {
-				return
+		case <-sub.done:
+			return // overflow or server closing: the client reconnects
+		case <-sub.ready:
+			events := sub.take()
+			for i, raw := range events {
+				ok := send(sseEvent(nil, strings.ReplaceAll(eventKind(raw), ":", "."), raw))
+				sub.written(raw)
+				if !ok {
+					for _, rest := range events[i+1:] {
+						sub.written(rest)
+					}
+					return
+				}
 			}
 		case now := <-heartbeat.C:
 			at := strconv.AppendInt([]byte(`{"at":`), now.UnixMilli(), 10)

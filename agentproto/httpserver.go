@@ -1,13 +1,12 @@
 package agentproto
 
 import (
-	"container/list"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/internal/connguard"
 )
 
 // Defaults of [NewHTTPServer].
@@ -18,10 +17,14 @@ const (
 	// DefaultHTTPReadHeaderTimeout is how long a client may take to send
 	// a request's headers.
 	DefaultHTTPReadHeaderTimeout = 10 * time.Second
-	// DefaultMaxIdleHTTPConns is the default limit of connections with no
-	// request in progress (new ones that have not sent a request yet, and
-	// keep-alive ones between requests) that one HTTP server keeps open.
-	DefaultMaxIdleHTTPConns = 64
+	// DefaultHTTPWriteTimeout is how long each write of a response may
+	// wait for the client to take bytes.
+	DefaultHTTPWriteTimeout = 10 * time.Second
+	// DefaultMaxUnauthHTTPConns is the default limit of connections of
+	// one HTTP server that are not serving an authenticated request: new
+	// ones that have sent nothing, ones serving a request without a valid
+	// token (health, refusals), and keep-alive ones between requests.
+	DefaultMaxUnauthHTTPConns = 64
 	// DefaultHTTPMaxHeaderBytes bounds a request's headers (64 KiB; a
 	// request of this API carries a token and a few short headers), in
 	// place of net/http's 1 MiB: every connection still reading its
@@ -38,10 +41,16 @@ type HTTPServerOptions struct {
 	// ReadHeaderTimeout bounds the time to read a request's headers.
 	// Zero means [DefaultHTTPReadHeaderTimeout].
 	ReadHeaderTimeout time.Duration
-	// MaxIdleConns limits the connections of the server that have no
-	// request in progress. When one more arrives, the one idle for the
-	// longest is closed. Zero means [DefaultMaxIdleHTTPConns].
-	MaxIdleConns int
+	// WriteTimeout bounds each write of a response: a client that takes
+	// no bytes for that long loses its connection. It is set before each
+	// write, not for the whole response, so that an event stream or a
+	// long wait is not cut. Zero means [DefaultHTTPWriteTimeout].
+	WriteTimeout time.Duration
+	// MaxUnauthConns limits the connections of the server that are not
+	// serving an authenticated request (see [HTTPAuthenticated]), in
+	// any state. When one more arrives, the one idle for the longest is
+	// closed, else the oldest. Zero means [DefaultMaxUnauthHTTPConns].
+	MaxUnauthConns int
 	// MaxHeaderBytes bounds a request's headers; larger ones are answered
 	// 431. Zero means DefaultHTTPMaxHeaderBytes.
 	MaxHeaderBytes int
@@ -58,13 +67,20 @@ type HTTPServerOptions struct {
 //   - headers must arrive within ReadHeaderTimeout, and a request's body
 //     within ReadHeaderTimeout more (net/http otherwise waits for the body
 //     of a request answered without reading it, with no deadline);
-//   - at most MaxIdleConns connections without a request in progress stay
-//     open (the oldest is closed when another arrives), so idle
-//     connections can never use up the process's file descriptors and
-//     lock out the agent socket or a client with a real request.
+//   - each write of a response must make progress within WriteTimeout, so
+//     that a client that sends requests and never reads the answers
+//     cannot hold a connection for ever;
+//   - at most MaxUnauthConns connections that are not serving an
+//     authenticated request stay open, whatever their state (the idle one
+//     is closed first, else the oldest, when another arrives), so that
+//     connections without a token can never use up the process's file
+//     descriptors and lock out the agent socket, and the rest are a
+//     reserve for clients with the token: a new one is always admitted,
+//     and no longer counts once [HTTPAuthenticated] marks its request.
 //
-// Connections serving a request (event streams included) are not
-// counted. The server's limits hold for all the listeners it serves
+// [Server.HTTPHandler] marks its authorized requests itself; another
+// handler calls [HTTPAuthenticated] once it has checked a request's
+// credentials. The server's limits hold for all the listeners it serves
 // together. opts may be nil.
 func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
 	var o HTTPServerOptions
@@ -75,57 +91,29 @@ func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	idle := &idleConns{max: orDefault(o.MaxIdleConns, DefaultMaxIdleHTTPConns), log: log, elems: map[net.Conn]*list.Element{}}
 	readHeader := orDefault(o.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout)
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           bodyDeadline{handler, readHeader},
 		IdleTimeout:       orDefault(o.IdleTimeout, DefaultHTTPIdleTimeout),
 		ReadHeaderTimeout: readHeader,
 		MaxHeaderBytes:    orDefault(o.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes),
-		ConnState:         idle.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	connguard.New(connguard.Options{
+		MaxUnauth:    orDefault(o.MaxUnauthConns, DefaultMaxUnauthHTTPConns),
+		WriteTimeout: orDefault(o.WriteTimeout, DefaultHTTPWriteTimeout),
+		Logger:       log,
+		Name:         "agentproto",
+	}).Install(srv)
+	return srv
 }
 
-// idleConns keeps the connections without a request in progress, oldest
-// first, and closes the oldest beyond max.
-type idleConns struct {
-	max int
-	log *slog.Logger
-
-	mu     sync.Mutex
-	order  list.List // of net.Conn
-	elems  map[net.Conn]*list.Element
-	warned bool
-}
-
-func (ic *idleConns) track(nc net.Conn, state http.ConnState) {
-	var evict net.Conn
-	ic.mu.Lock()
-	if e, ok := ic.elems[nc]; ok {
-		ic.order.Remove(e)
-		delete(ic.elems, nc)
-	}
-	if state == http.StateNew || state == http.StateIdle {
-		ic.elems[nc] = ic.order.PushBack(nc)
-		if ic.order.Len() > ic.max {
-			e := ic.order.Front()
-			evict = ic.order.Remove(e).(net.Conn)
-			delete(ic.elems, evict)
-		}
-	}
-	warn := evict != nil && !ic.warned
-	if warn {
-		ic.warned = true
-	}
-	ic.mu.Unlock()
-	if evict != nil {
-		if warn {
-			ic.log.Warn("agentproto: too many idle HTTP connections; closing the oldest ones", "limit", ic.max)
-		}
-		evict.Close()
-	}
-}
+// HTTPAuthenticated tells the server made by [NewHTTPServer] that r
+// carries valid credentials: while r is served, its connection does not
+// count against HTTPServerOptions.MaxUnauthConns. A handler calls it once
+// it has checked r's token; it does nothing for requests served by other
+// servers.
+func HTTPAuthenticated(r *http.Request) { connguard.Authenticate(r) }
 
 // bodyDeadline gives a request's body timeout to arrive: a handler that
 // answers without reading it (a refusal) would otherwise make net/http wait

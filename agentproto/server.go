@@ -35,10 +35,23 @@ const (
 	DefaultMaxInFlight = 256
 	// DefaultMaxConnections is the default limit of client connections.
 	DefaultMaxConnections = 1024
+	// DefaultMaxUnauthConnections is the default limit of connections
+	// that have not yet sent an authenticated request (a request with the
+	// token, or any request when none is required). The rest of
+	// MaxConnections is the reserve of authenticated agents.
+	DefaultMaxUnauthConnections = 64
+	// DefaultAuthTimeout is how long a new connection may go without an
+	// authenticated request before it is closed.
+	DefaultAuthTimeout = 10 * time.Second
 	// DefaultMaxQueuedBytes is the default limit of reply and event bytes
 	// waiting to be written to one client. A client that lets more pile
 	// up is disconnected, so that a slow reader never holds the others up.
 	DefaultMaxQueuedBytes = 96 << 20
+	// DefaultMaxTotalQueuedBytes is the default limit of reply and event
+	// bytes waiting to be written to all the clients of a server together
+	// (socket clients and the HTTP API's event streams). When it would be
+	// exceeded, the client with the most bytes waiting is disconnected.
+	DefaultMaxTotalQueuedBytes = 256 << 20
 )
 
 // readBufferSize is the read buffer of each connection: frames that
@@ -81,10 +94,33 @@ type ServerOptions struct {
 	// beyond it a new connection gets an error frame and is closed. Zero
 	// means [DefaultMaxConnections].
 	MaxConnections int
+	// MaxUnauthConnections limits the connections that have not yet sent
+	// an authenticated request. Beyond it, a new connection makes the
+	// server close the oldest of them (with an error frame), so that
+	// connections without the token can neither fill MaxConnections nor
+	// keep a new agent out: the rest of MaxConnections is a reserve for
+	// agents that have authenticated. Zero means
+	// [DefaultMaxUnauthConnections], or half of MaxConnections when that
+	// is smaller.
+	MaxUnauthConnections int
+	// AuthTimeout closes (with an error frame) a connection that has sent
+	// no authenticated request that long after it was accepted. A client
+	// that only listens to events proves itself with one request, such as
+	// bridge.health. Zero means [DefaultAuthTimeout]; negative means no
+	// timeout, for agents written to the reference's "events need no
+	// token" (such connections stay bounded by MaxUnauthConnections).
+	AuthTimeout time.Duration
 	// MaxQueuedBytes limits the bytes waiting to be written to one client
 	// before it is disconnected as too slow. Zero means
 	// [DefaultMaxQueuedBytes].
 	MaxQueuedBytes int
+	// MaxTotalQueuedBytes limits the bytes waiting to be written to all
+	// clients together, socket clients and the HTTP API's event streams,
+	// a write in progress included. When a reply or an event would exceed
+	// it, the client with the most bytes waiting (the slowest reader) is
+	// disconnected, with a log line saying why, until it fits; clients
+	// that read are served on. Zero means [DefaultMaxTotalQueuedBytes].
+	MaxTotalQueuedBytes int
 
 	// Logger receives the server's diagnostics. Nil means none. Messages
 	// never contain payloads or tokens.
@@ -107,11 +143,16 @@ type Server struct {
 	maxReq    int
 	maxFlight int
 	maxConns  int
+	maxUnauth int
+	authWait  time.Duration
 	maxQueued int
+	budget    *wire.Budget
 
 	mu          sync.Mutex
 	listeners   map[*net.Listener]struct{}
 	conns       map[*serverConn]struct{}
+	unauth      int                // connections in conns that have not authenticated
+	connSeq     uint64             // accept order
 	calls       map[*Call]struct{} // in flight from the HTTP API
 	subs        map[*subscriber]struct{}
 	closing     bool          // Shutdown or Close called
@@ -137,12 +178,18 @@ func NewServer(opts *ServerOptions) *Server {
 		maxReq:    orDefault(opts.MaxRequestSize, DefaultMaxRequestSize),
 		maxFlight: orDefault(opts.MaxInFlight, DefaultMaxInFlight),
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
+		authWait:  orDefault(opts.AuthTimeout, DefaultAuthTimeout),
 		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		budget:    wire.NewBudget(int64(orDefault(opts.MaxTotalQueuedBytes, DefaultMaxTotalQueuedBytes))),
 		listeners: map[*net.Listener]struct{}{},
 		closed:    make(chan struct{}),
 		conns:     map[*serverConn]struct{}{},
 		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
+	}
+	s.maxUnauth = orDefault(opts.MaxUnauthConnections, min(DefaultMaxUnauthConnections, max(1, s.maxConns/2)))
+	if opts.AuthTimeout < 0 {
+		s.authWait = 0
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -254,7 +301,8 @@ func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
 	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
-	c := &serverConn{srv: s, nc: nc, out: wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc)})}
+	c := &serverConn{srv: s, nc: nc}
+	c.out = wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc), Budget: s.budget, OnEvict: c.overBudget})
 	// The goroutines are started under s.mu, so that Close, which waits
 	// for them after setting closing under s.mu, never waits while one
 	// is being added (a sync.WaitGroup must not grow from zero during
@@ -264,6 +312,14 @@ func (s *Server) startConn(nc net.Conn) {
 	if s.closing {
 		nc.Close()
 		return
+	}
+	if s.unauth >= s.maxUnauth || (len(s.conns) >= s.maxConns && s.unauth > 0) {
+		// The oldest connection without an authenticated request makes
+		// room: the newest is the one most likely to be an agent that is
+		// about to authenticate, and a process holding connections
+		// without the token must open MaxUnauthConnections newer ones to
+		// push it out.
+		s.evictLocked(s.oldestUnauthLocked(), "Connection closed: too many connections to the bridge have not sent an authenticated request; the limit is "+fmt.Sprint(s.maxUnauth))
 	}
 	if len(s.conns) >= s.maxConns {
 		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
@@ -275,9 +331,50 @@ func (s *Server) startConn(nc net.Conn) {
 		})
 		return
 	}
+	s.connSeq++
+	c.seq = s.connSeq
 	s.conns[c] = struct{}{}
+	s.unauth++
+	if s.authWait > 0 {
+		c.authTimer = time.AfterFunc(s.authWait, c.authExpired)
+	}
 	s.connWG.Go(c.writeLoop)
 	s.connWG.Go(c.readLoop)
+}
+
+// oldestUnauthLocked returns the connection without an authenticated
+// request accepted first, or nil. s.mu is held.
+func (s *Server) oldestUnauthLocked() *serverConn {
+	var oldest *serverConn
+	for c := range s.conns {
+		if !c.authed && (oldest == nil || c.seq < oldest.seq) {
+			oldest = c
+		}
+	}
+	return oldest
+}
+
+// evictLocked stops counting c among the connections at once, and closes
+// it after an error frame saying why. s.mu is held.
+func (s *Server) evictLocked(c *serverConn, msg string) {
+	if c == nil || !s.forgetLocked(c) {
+		return
+	}
+	s.log.Warn("agentproto: closing a connection without an authenticated request", "reason", msg)
+	s.connWG.Go(func() { c.kick(msg) })
+}
+
+// forgetLocked removes c from the server's connections, and reports
+// whether it was there. s.mu is held.
+func (s *Server) forgetLocked(c *serverConn) bool {
+	if _, ok := s.conns[c]; !ok {
+		return false
+	}
+	delete(s.conns, c)
+	if !c.authed {
+		s.unauth--
+	}
+	return true
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
@@ -439,19 +536,26 @@ var (
 )
 
 func (s *Server) publish(event json.RawMessage) {
-	var slow []*serverConn
+	type drop struct {
+		c   *serverConn
+		err error
+	}
+	var slow []drop
 	s.mu.Lock()
 	for c := range s.conns {
-		if err := c.out.Push(eventHead, event, closeBrace, nil, nil); errors.Is(err, wire.ErrQueueFull) {
-			slow = append(slow, c)
+		if err := c.out.Push(eventHead, event, closeBrace, nil, nil); errors.Is(err, wire.ErrQueueFull) || errors.Is(err, wire.ErrOverBudget) {
+			slow = append(slow, drop{c, err})
 		}
 	}
-	for sub := range s.subs {
-		sub.deliver(event)
+	if len(s.subs) > 0 {
+		taskID := Event{Raw: event}.TaskID()
+		for sub := range s.subs {
+			sub.deliver(event, taskID)
+		}
 	}
 	s.mu.Unlock()
-	for _, c := range slow {
-		c.dropSlow(wire.ErrQueueFull)
+	for _, d := range slow {
+		d.c.dropSlow(d.err)
 	}
 }
 
@@ -473,6 +577,9 @@ func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 	if err := s.authorize(r); err != nil {
 		c.pushError(r.id, err.Message, buf)
 		return
+	}
+	if !c.authed {
+		c.authenticated()
 	}
 	if r.typ == nil {
 		c.pushError(r.id, MsgInvalidType, buf)
@@ -561,6 +668,12 @@ type serverConn struct {
 	nc  net.Conn
 	out *wire.Queue
 
+	seq uint64 // accept order
+	// authed is set, under the server's lock, by the connection's first
+	// authenticated request; only the read loop sets it.
+	authed    bool
+	authTimer *time.Timer // closes the connection unless it authenticates
+
 	mu       sync.Mutex
 	calls    *Call // doubly linked list of calls in flight
 	inFlight int
@@ -628,6 +741,7 @@ func (c *serverConn) closeAfterFlush() {
 	select {
 	case <-c.out.Drained():
 	case <-t.C:
+	case <-c.srv.closed:
 	}
 }
 
@@ -767,13 +881,64 @@ func appendError(dst, id []byte, msg string) []byte {
 	return append(wire.AppendString(dst, msg), '}')
 }
 
-// dropSlow disconnects a client whose queue overflowed. The caller must
-// not hold the server's or the connection's lock.
+// dropSlow disconnects a client whose queue overflowed, or that holds the
+// most bytes when the server's total is reached. The caller must not hold
+// the server's or the connection's lock.
 func (c *serverConn) dropSlow(err error) {
-	if errors.Is(err, wire.ErrQueueFull) {
+	switch {
+	case errors.Is(err, wire.ErrQueueFull):
 		c.srv.log.Warn("agentproto: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
 		c.close()
+	case errors.Is(err, wire.ErrOverBudget):
+		c.srv.logOverBudget(c.out.Held())
+		c.close()
 	}
+}
+
+// overBudget is called when the budget evicts the connection's queue for
+// another's frame: possibly with the server's lock held, so it only logs
+// and closes the socket; the read loop then ends the connection.
+func (c *serverConn) overBudget(held int64) {
+	c.srv.logOverBudget(held)
+	c.nc.Close()
+}
+
+func (s *Server) logOverBudget(held int64) {
+	s.log.Warn("agentproto: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one had the most",
+		"limit", s.budget.Limit(), "waiting", held)
+}
+
+// authenticated records the connection's first authenticated request: it
+// no longer counts against MaxUnauthConnections, and its auth timer stops.
+func (c *serverConn) authenticated() {
+	s := c.srv
+	s.mu.Lock()
+	if _, ok := s.conns[c]; ok {
+		s.unauth--
+	}
+	c.authed = true
+	s.mu.Unlock()
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
+}
+
+// authExpired closes the connection if it has not authenticated in time.
+func (c *serverConn) authExpired() {
+	s := c.srv
+	s.mu.Lock()
+	if !c.authed {
+		s.evictLocked(c, "Connection closed: no authenticated request within "+s.authWait.String())
+	}
+	s.mu.Unlock()
+}
+
+// kick sends an error frame saying why the connection ends, waits briefly
+// for it to be written, and closes the connection.
+func (c *serverConn) kick(msg string) {
+	c.pushError(nil, msg, nil)
+	c.closeAfterFlush()
+	c.close()
 }
 
 // close ends the connection: its calls in flight are abandoned.
@@ -786,6 +951,9 @@ func (c *serverConn) close() {
 	c.closed = true
 	if c.timer != nil {
 		c.timer.Stop()
+	}
+	if c.authTimer != nil {
+		c.authTimer.Stop()
 	}
 	var abandoned []*Call
 	for call := c.calls; call != nil; call = call.next {
@@ -800,6 +968,6 @@ func (c *serverConn) close() {
 	}
 	s := c.srv
 	s.mu.Lock()
-	delete(s.conns, c)
+	s.forgetLocked(c)
 	s.mu.Unlock()
 }

@@ -4,47 +4,135 @@ import (
 	"bytes"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
-// subscriber is an in-process subscription to a [Server]'s events (the HTTP
-// API's event streams). When its buffer is full it is closed with
-// overflowed set: a stream with a silent gap would mislead its reader, who
-// can reconnect and start from a fresh snapshot instead.
+// subscriber is an in-process subscription to a [Server]'s events for one
+// task (the HTTP API's event streams). Its events count, in bytes, against
+// the server's MaxQueuedBytes for one client and MaxTotalQueuedBytes for
+// all, as a socket client's do. When it overflows (or holds the most bytes
+// when the total is reached) it ends with overflowed set: a stream with a
+// silent gap would mislead its reader, who can reconnect and start from a
+// fresh snapshot instead.
 type subscriber struct {
-	srv        *Server
-	ch         chan json.RawMessage
-	once       sync.Once
-	overflowed bool // set before ch is closed
+	srv       *Server
+	taskID    string
+	maxEvents int
+
+	mu         sync.Mutex
+	events     []json.RawMessage
+	held       int64 // bytes of events
+	heldA      atomic.Int64
+	ended      bool
+	overflowed bool          // set before done is closed
+	ready      chan struct{} // capacity 1: events are waiting
+	done       chan struct{} // closed when the subscription ends
 }
 
-// subscribe registers a subscriber with room for buffer events, or
-// returns nil when the server is closing.
-func (s *Server) subscribe(buffer int) *subscriber {
-	sub := &subscriber{srv: s, ch: make(chan json.RawMessage, buffer)}
+// subscribe registers a subscriber to taskID's events with room for
+// maxEvents of them, or returns nil when the server is closing.
+func (s *Server) subscribe(taskID string, maxEvents int) *subscriber {
+	sub := &subscriber{srv: s, taskID: taskID, maxEvents: maxEvents, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return nil
 	}
 	s.subs[sub] = struct{}{}
+	s.budget.Add(sub)
 	return sub
 }
 
-// deliver is called with the server's lock held. The event is copied: the
-// caller's buffer is reused once every client has it.
-func (sub *subscriber) deliver(event json.RawMessage) {
-	select {
-	case sub.ch <- bytes.Clone(event):
-	default:
-		sub.overflowed = true
-		delete(sub.srv.subs, sub)
-		sub.once.Do(func() { close(sub.ch) })
+// deliver is called with the server's lock held, with the event's task id.
+// The event is copied: the caller's buffer is reused once every client has
+// it.
+func (sub *subscriber) deliver(event json.RawMessage, taskID string) {
+	if taskID != sub.taskID {
+		return
 	}
+	n := int64(len(event))
+	if err := sub.srv.budget.Reserve(sub, n); err != nil {
+		sub.srv.logOverBudget(sub.Held())
+		sub.end(true)
+		return
+	}
+	sub.mu.Lock()
+	if sub.ended || len(sub.events) >= sub.maxEvents || (sub.held > 0 && sub.held+n > int64(sub.srv.maxQueued)) {
+		full := !sub.ended
+		sub.mu.Unlock()
+		sub.srv.budget.Release(n)
+		if full {
+			sub.srv.log.Warn("agentproto: ending an event stream that does not read its events", "events", sub.maxEvents, "bytes", sub.srv.maxQueued)
+			sub.end(true)
+		}
+		return
+	}
+	sub.events = append(sub.events, bytes.Clone(event))
+	sub.held += n
+	sub.heldA.Store(sub.held)
+	sub.mu.Unlock()
+	select {
+	case sub.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the events waiting. The caller releases their bytes with
+// written once they are written.
+func (sub *subscriber) take() []json.RawMessage {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	events := sub.events
+	sub.events = nil
+	return events
+}
+
+// written releases the bytes of an event taken and written (or dropped).
+func (sub *subscriber) written(event json.RawMessage) {
+	n := int64(len(event))
+	sub.mu.Lock()
+	n = min(n, sub.held)
+	sub.held -= n
+	sub.heldA.Store(sub.held)
+	sub.mu.Unlock()
+	sub.srv.budget.Release(n)
+}
+
+// Held returns the bytes of events waiting or being written.
+func (sub *subscriber) Held() int64 { return sub.heldA.Load() }
+
+// Evict ends the subscription for the budget, which holds the server's
+// lock or a queue's: it takes neither.
+func (sub *subscriber) Evict(error) {
+	sub.srv.logOverBudget(sub.Held())
+	sub.end(true)
+}
+
+// end drops the events waiting, releases their bytes and closes done.
+func (sub *subscriber) end(overflowed bool) {
+	sub.mu.Lock()
+	if sub.ended {
+		sub.mu.Unlock()
+		return
+	}
+	sub.ended = true
+	sub.overflowed = overflowed
+	held := sub.held
+	sub.events, sub.held = nil, 0
+	sub.heldA.Store(0)
+	sub.mu.Unlock()
+	sub.srv.budget.Release(held)
+	close(sub.done)
 }
 
 func (sub *subscriber) close() {
 	sub.srv.mu.Lock()
 	delete(sub.srv.subs, sub)
 	sub.srv.mu.Unlock()
-	sub.once.Do(func() { close(sub.ch) })
+	sub.srv.budget.Remove(sub)
+	sub.end(false)
 }
+
+var _ wire.Holder = (*subscriber)(nil)

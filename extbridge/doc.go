@@ -108,10 +108,12 @@
 // at most 16 user messages and 256 resume entries of one run_agent_input
 // are read.
 // Serve holds at most MaxUnauthConns (64) connections that have not
-// authenticated (HTTP, WebSockets before their hello); beyond it a new one
-// evicts the oldest idle one, else the oldest, so that the extension's
-// reconnect always gets through. Idle HTTP connections close after
-// IdleTimeout (30 s).
+// authenticated, in any state (HTTP requests and keep-alive connections,
+// WebSockets before their hello); beyond it a new one evicts the oldest
+// idle one, else the oldest, so that the extension's reconnect always gets
+// through. Each write of an HTTP answer must make progress within
+// WriteTimeout (10 s). Idle HTTP connections close after IdleTimeout
+// (30 s).
 //
 // # Concurrency
 //

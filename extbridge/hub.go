@@ -126,7 +126,6 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 		approvals: map[string]*pendingApproval{},
 		turns:     map[*Turn]struct{}{},
 		done:      make(chan struct{}),
-		unauth:    newUnauthConns(o.MaxUnauthConns),
 	}
 	if p, err := strconv.Atoi(port); err == nil {
 		h.port.Store(int32(p))
@@ -153,9 +152,10 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
-		ConnState:         h.unauth.connState,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
+	h.unauth = newUnauthConns(o.MaxUnauthConns, o.WriteTimeout, h.log)
+	h.unauth.Install(h.srv)
 	return h, nil
 }
 
@@ -228,7 +228,7 @@ func (h *Hub) Serve(l net.Listener) error {
 	if err := h.register(l); err != nil {
 		return err
 	}
-	err := h.srv.Serve(&limitListener{Listener: l, set: h.unauth})
+	err := h.srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -119,64 +120,25 @@ func TestUnauthCapEvictsPendingHandshakes(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestEvictionOrder(t *testing.T) {
-	s := newUnauthConns(3)
-	pipe := func() net.Conn {
-		a, b := net.Pipe()
-		t.Cleanup(func() { a.Close(); b.Close() })
-		return a
-	}
-	ws := s.admit(pipe())
-	s.connState(ws, http.StateHijacked)
-	active := s.admit(pipe())
-	s.connState(active, http.StateActive)
-	idle := s.admit(pipe())
-	s.connState(idle, http.StateIdle)
-	// Full: the idle one goes first, although it is the newest.
-	s.admit(pipe())
-	assert.NotContains(t, s.conns, idle)
-	// Then the others in accept order, whatever their state: the pending
-	// WebSocket, then the active request.
-	s.admit(pipe())
-	assert.NotContains(t, s.conns, ws)
-	s.admit(pipe())
-	assert.NotContains(t, s.conns, active)
-	assert.Equal(t, 3, s.len())
-}
-
-// TestExtensionHandshakeSurvivesAWebSocketFlood: a local process keeps
-// opening WebSockets and never says hello. The extension's reconnect,
-// accepted among them, is still in its HTTP upgrade (or has sent nothing
-// yet) when the next one arrives. Ranking pending WebSockets after HTTP
-// requests made that next connection evict the extension's: with one
-// attacker connection per millisecond, half the reconnects failed, and all
-// of them with eight. In accept order it survives every arrival but the
-// MaxUnauthConns-th after it.
-func TestExtensionHandshakeSurvivesAWebSocketFlood(t *testing.T) {
-	const limit = 8
-	s := newUnauthConns(limit)
-	pipe := func() net.Conn {
-		a, b := net.Pipe()
-		t.Cleanup(func() { a.Close(); b.Close() })
-		return a
-	}
-	flood := func() {
-		c := s.admit(pipe())
-		s.connState(c, http.StateActive)
-		s.connState(c, http.StateHijacked)
-	}
-	for range 2 * limit {
-		flood()
-	}
-	for _, state := range []http.ConnState{http.StateNew, http.StateActive, http.StateHijacked} {
-		ext := s.admit(pipe())
-		if state != http.StateNew {
-			s.connState(ext, state)
-		}
-		for range limit - 1 {
-			flood()
-			require.Contains(t, s.conns, ext, "the extension's connection (%v) is evicted by a newer one", state)
-		}
-		s.forget(ext) // its hello
-	}
+// A local process that asks for an artifact (no token needed) and never
+// reads the answer loses its connection once a write has waited
+// WriteTimeout, instead of holding it and its goroutine for ever (issue 21
+// item 1).
+func TestArtifactWritesHaveADeadline(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 16<<20), 0o644))
+	e := newTCPEnv(t, HubOptions{ArtifactsDir: dir, WriteTimeout: 50 * time.Millisecond})
+	addr := e.url[len("ws://") : len(e.url)-len("/ws")]
+	d := net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+	}}
+	c, err := d.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /artifacts/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return e.hub.unauth.len() == 0 }, 10*time.Second, 10*time.Millisecond,
+		"the hub still writes to a client that does not read")
 }

@@ -73,7 +73,10 @@ type HubOptions struct {
 	LivenessTimeout time.Duration
 
 	// WriteTimeout bounds each frame write. An extension that does not read
-	// for that long is considered stalled and is disconnected. Default 10 s.
+	// for that long is considered stalled and is disconnected. On the
+	// server of Serve and ListenAndServe it also bounds each write of an
+	// HTTP answer (artifacts, refusals), so that a client that never reads
+	// cannot hold a connection. Default 10 s.
 	WriteTimeout time.Duration
 
 	// PreHelloReadLimit is the largest frame accepted before the hello.
@@ -142,8 +145,10 @@ type HubOptions struct {
 	IdleTimeout time.Duration
 
 	// MaxUnauthConns bounds the connections Serve and ListenAndServe
-	// keep open that have not authenticated as the extension: HTTP
-	// connections (artifacts, probes) and WebSockets before their hello.
+	// keep open that have not authenticated as the extension, whatever
+	// their state: HTTP connections (new, answering a request, idle
+	// between requests: artifacts, probes) and WebSockets before their
+	// hello.
 	// Beyond it, each new connection evicts the oldest idle one (or, when
 	// none is idle, the oldest), so that local processes holding
 	// connections cost bounded file descriptors and can never lock the

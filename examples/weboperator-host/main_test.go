@@ -320,7 +320,7 @@ func TestIdleHTTPConnectionsDoNotLockClientsOut(t *testing.T) {
 	// Wait until the host has taken in every connection: then (with the
 	// fix) it has closed all but the newest idle ones, or (without) it
 	// has run out of descriptors.
-	probe := idle[len(idle)-1-agentproto.DefaultMaxIdleHTTPConns]
+	probe := idle[len(idle)-1-agentproto.DefaultMaxUnauthHTTPConns]
 	require.Eventually(t, func() bool {
 		probe.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
 		_, err := probe.Read(make([]byte, 1))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/agentbridge/agentbridge/internal/nmrelay"
@@ -69,6 +70,17 @@ type QueueOptions struct {
 	// waking Run, and a thread switch, per frame. Nil, or a connection in
 	// blocking mode, means Run writes everything.
 	Direct syscall.RawConn
+	// Budget, when set, bounds the bytes this queue and the budget's
+	// other holders hold together: every frame is reserved from it when
+	// pushed (Push may then evict another holder, the one that holds the
+	// most, or fail with ErrOverBudget when that is this queue) and
+	// released once written or dropped. Bytes count until written, those
+	// of a write in progress included.
+	Budget *Budget
+	// OnEvict is called when the budget evicts the queue, after it is
+	// closed (Push then fails with ErrQueueClosed), with the bytes it held.
+	// It must not block, nor take locks held around Push.
+	OnEvict func(held int64)
 }
 
 // Queue serializes frames onto one writer from any number of goroutines.
@@ -97,6 +109,10 @@ type Queue struct {
 	// does not start at a frame boundary.
 	partial []byte
 	queued  int // bytes in partial, segs and own[ownOff:]
+	// held is queued plus the bytes of a write in progress: what the
+	// queue holds against its budget. heldA mirrors it for Held.
+	held    int64
+	heldA   atomic.Int64
 	closed  bool
 	err     error
 	writing bool          // a batch is being written, by Run or by Send
@@ -118,7 +134,52 @@ func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
 	if opts.Direct != nil {
 		q.direct = newDirectWriter(opts.Direct)
 	}
+	if opts.Budget != nil {
+		opts.Budget.Add(q)
+	}
 	return q
+}
+
+// Held returns the bytes pushed and not yet written or dropped, a write
+// in progress included.
+func (q *Queue) Held() int64 { return q.heldA.Load() }
+
+// Evict closes the queue, releasing what it holds, and calls
+// QueueOptions.OnEvict, which says why. A Budget calls it.
+func (q *Queue) Evict(error) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	held := q.held
+	q.dropQueued()
+	q.mu.Unlock()
+	q.wake()
+	if q.opts.OnEvict != nil {
+		q.opts.OnEvict(held)
+	}
+}
+
+// addHeld counts n more bytes held (n < 0: fewer), never below zero, and
+// releases what is no longer held from the budget. q.mu is held.
+func (q *Queue) addHeld(n int64) {
+	if n < 0 {
+		n = -min(-n, q.held)
+	}
+	q.held += n
+	q.heldA.Store(q.held)
+	if n < 0 && q.opts.Budget != nil {
+		q.opts.Budget.Release(-n)
+	}
+}
+
+func (q *Queue) wake() {
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
 }
 
 // Push queues one frame whose body is head, body and tail concatenated,
@@ -146,6 +207,23 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 		rel2.Release()
 		return &nativemsg.FrameSizeError{Size: uint64(n), Limit: q.frameLimit}
 	}
+	copied := len(body) <= CopyLimit || q.opts.CopyAll
+	// What the frame holds until written: its bytes and, when the body is
+	// borrowed, the whole buffers it keeps (a 256 KiB body can keep a
+	// 512 KiB request buffer and a 512 KiB result buffer).
+	cost := int64(n + 4)
+	if !copied {
+		cost += relCap(rel1) + relCap(rel2)
+	}
+	if b := q.opts.Budget; b != nil {
+		// Reserved before q.mu is taken: it may evict another queue,
+		// which takes that queue's lock.
+		if err := b.Reserve(q, cost); err != nil {
+			rel1.Release()
+			rel2.Release()
+			return err
+		}
+	}
 	q.mu.Lock()
 	if q.closed || (q.opts.MaxQueued > 0 && q.queued > 0 && q.queued+n+4 > q.opts.MaxQueued) {
 		err := ErrQueueFull
@@ -156,13 +234,17 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 			}
 		}
 		q.mu.Unlock()
+		if b := q.opts.Budget; b != nil {
+			b.Release(cost)
+		}
 		rel1.Release()
 		rel2.Release()
 		return err
 	}
+	q.held += cost
+	q.heldA.Store(q.held)
 	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
 	q.own = append(q.own, head...)
-	copied := len(body) <= CopyLimit || q.opts.CopyAll
 	if copied {
 		q.own = append(q.own, body...)
 	} else {
@@ -223,6 +305,7 @@ func (q *Queue) writeDirect() {
 
 	q.mu.Lock()
 	q.writing = false
+	q.addHeld(-int64(n))
 	switch {
 	case err != nil:
 		q.fail(err)
@@ -314,6 +397,7 @@ func (q *Queue) Run() error {
 		q.segs, q.ownOff = q.segs[:0], 0
 		rels := q.rels
 		q.rels, q.spareRels = q.spareRels[:0], nil
+		inWrite := q.queued
 		q.queued = 0
 		q.writing = true
 		q.mu.Unlock()
@@ -322,12 +406,14 @@ func (q *Queue) Run() error {
 		clear(batch) // drop references to borrowed bodies
 		// Written or not, the bodies are no longer needed.
 		for _, r := range rels {
+			inWrite += int(relCap(r))
 			r.Release()
 		}
 		clear(rels)
 
 		q.mu.Lock()
 		q.writing = false
+		q.addHeld(-int64(inWrite))
 		q.spareRels = rels[:0]
 		if cap(written) <= maxRetained && q.spare == nil {
 			q.spare = written[:0]
@@ -356,12 +442,21 @@ func (q *Queue) writePartial() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.writing = false
+	q.addHeld(-int64(len(rest)))
 	if err != nil && !q.closed {
 		q.closed, q.err = true, err
 		q.dropQueued()
 		return err
 	}
 	return nil
+}
+
+// relCap returns the memory r keeps: its capacity (0 for nil).
+func relCap(r *Buffer) int64 {
+	if r == nil {
+		return 0
+	}
+	return int64(cap(r.B))
 }
 
 // maxRetained bounds the copy buffer kept between batches.
@@ -378,10 +473,10 @@ func (q *Queue) Close() {
 		q.dropQueued()
 	}
 	q.mu.Unlock()
-	select {
-	case q.signal <- struct{}{}:
-	default:
+	if q.opts.Budget != nil {
+		q.opts.Budget.Remove(q)
 	}
+	q.wake()
 }
 
 // dropQueued discards the frames waiting, releasing what they borrowed,
@@ -392,5 +487,8 @@ func (q *Queue) dropQueued() {
 	}
 	q.segs, q.own, q.rels, q.partial = nil, nil, nil, nil
 	q.ownOff, q.queued = 0, 0
+	// A write in progress is counted as dropped too: the connection is
+	// being closed, which ends it.
+	q.addHeld(-q.held)
 	q.notifyDrained()
 }

@@ -260,8 +260,9 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 	}
 	logger.Info("MCP streamable HTTP listening", "url", "http://"+ln.Addr().String()+"/")
 	// The agent HTTP API's limits against other local processes: idle
-	// keep-alive connections closed after 60 s, headers within 10 s, at
-	// most 64 connections without a request in progress.
+	// keep-alive connections closed after 60 s, headers within 10 s, each
+	// write within 10 s, at most 64 connections not serving a request
+	// with the token (mcptools marks those).
 	srv := agentproto.NewHTTPServer(handler, &agentproto.HTTPServerOptions{Logger: logger})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
