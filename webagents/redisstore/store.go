@@ -295,11 +295,19 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		return c.SetArgs(ctx, s.key(r.Key), mine, redis.SetArgs{Mode: "NX", Get: true, TTL: max(r.TTL, time.Millisecond)})
 	}
 	shared := s.maxClient >= 0 || s.maxBytes >= 0
-	var charged int64 // the charge script's answer; see chargeScript
-	var chargeErr error
-	old, err := bounded(ctx, s.watches, func(ctx context.Context) (string, error) {
+	// What the round trip found: the record there, and the charge
+	// script's answer (see chargeScript). A value, not variables the call
+	// sets: on a client that does not watch the context, the call may
+	// still run after Reserve has given up on it.
+	type found struct {
+		old       string
+		charged   int64
+		chargeErr error
+	}
+	f, err := bounded(ctx, s.watches, func(ctx context.Context) (found, error) {
 		if !shared {
-			return set(ctx, s.rdb).Result()
+			old, err := set(ctx, s.rdb).Result()
+			return found{old: old}, err
 		}
 		// One round trip: charge the client's share and reserve. Both
 		// run whatever the other's outcome, and what one did that the
@@ -310,13 +318,19 @@ func (s *Store) Reserve(ctx context.Context, r webagents.IdempotencyReservation)
 		charge := chargeScript.EvalSha(ctx, pipe, keys, args...)
 		cmd := set(ctx, pipe)
 		_, _ = pipe.Exec(ctx)
-		charged, chargeErr = charge.Int64()
-		if chargeErr != nil && redis.HasErrorPrefix(chargeErr, "NOSCRIPT") {
-			charged, chargeErr = chargeScript.Run(ctx, s.rdb, keys, args...).Int64()
+		var f found
+		f.charged, f.chargeErr = charge.Int64()
+		if f.chargeErr != nil && redis.HasErrorPrefix(f.chargeErr, "NOSCRIPT") {
+			f.charged, f.chargeErr = chargeScript.Run(ctx, s.rdb, keys, args...).Int64()
 		}
-		return cmd.Result()
+		var err error
+		f.old, err = cmd.Result()
+		return f, err
 	})
+	old, charged, chargeErr := f.old, f.charged, f.chargeErr
 	if isOOM(err) {
+		// The charge may have run just before Redis filled: give it back.
+		s.uncharge(ctx, r, charged)
 		return s.reserveFull(ctx, r)
 	}
 	if errors.Is(err, redis.Nil) || (err == nil && old == mine) {
