@@ -100,12 +100,13 @@ func BenchmarkFleetKeyedLatency(b *testing.B) {
 // Reserve then Complete called directly at 2,000 pairs/s ("store", on a
 // client with ContextTimeoutEnabled; "store-unwatched-ctx" on go-redis's
 // default, where the store bounds each call with a goroutine of its own),
-// both with the defaults, the per-client bound on (each call another
+// both with the defaults, the per-client bounds on (each call another
 // client, so none is refused); "store-no-client-bound" is "store" without
-// it), against two bare SETs at the same rate ("2-SETs"), on one Redis with
-// appendfsync everysec. It also reports what Redis itself spent per call
-// (INFO commandstats): "redis-set-µs" and "redis-evalsha-µs" (the
-// completion script).
+// them), against two bare SETs at the same rate ("2-SETs"), on one Redis
+// with appendfsync everysec. It also reports what Redis itself spent per
+// call (INFO commandstats): "redis-set-µs" and "redis-evalsha-µs" (the
+// scripts: the completion, and with the bounds the share's charge and
+// recharge).
 func BenchmarkStoreCalls(b *testing.B) {
 	const rate = 2000
 	srv := startRedisFsync(b, "everysec")
@@ -135,7 +136,7 @@ func BenchmarkStoreCalls(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var o *Options // the defaults
 			if !c.bounded {
-				o = &Options{MaxClientReservations: -1}
+				o = &Options{MaxClientReservations: -1, MaxClientBytes: -1}
 			}
 			store := NewStore(srv.clientWith(b, c.watches), o)
 			rdb.ConfigResetStat(context.Background())

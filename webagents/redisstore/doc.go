@@ -56,15 +56,33 @@
 // Every record has an expiry, so any maxmemory-policy other than
 // noeviction (volatile-lru, allkeys-lru, …) lets Redis drop live records
 // when it is full, and a retry then runs its batch again: give the
-// store's Redis maxmemory-policy noeviction (Redis then refuses writes
-// when full, and keyed batches get 503). So that one client cannot fill
-// Redis by sending fresh keys, each client (the adapter's
+// store's Redis maxmemory-policy noeviction. So that one client cannot
+// fill it, each client (the adapter's
 // [webagents.IdempotencyReservation.Client]: a session, or an address)
-// may make at most Options.MaxClientReservations new reservations (default
-// 1,000) per window, counted in the same round trip as the reservation
-// (replays and 409s give their count back); past that it gets 503 idempotency_unavailable with a
-// Retry-After of when its count restarts. Size Redis for the clients of a
-// window: each record holds at most [webagents.TransportLimitBytes].
+// has a share: at most Options.MaxClientReservations records (default
+// 1,000) holding at most Options.MaxClientBytes of responses (default
+// 64 MiB), counted over its live records (running and stored, until each
+// expires) in the reservation's round trip. A running batch counts as the
+// largest response (1 MiB) until it stores its own, so the share holds
+// however many batches the client runs at once. Past its share a client's
+// new keys get 503 idempotency_unavailable with a Retry-After of when its
+// oldest record expires (at most a batch deadline when its running batches
+// hold the bytes); its replays, and every other client, are unaffected.
+// The share's bookkeeping is two keys per client (its hash tag) and about
+// 360 bytes per record; a 1 MiB response takes up to 1.25 MiB of Redis's
+// memory (jemalloc's size classes). Size maxmemory for the clients of a
+// window, at most 64 MiB each by default.
+//
+// When Redis is full all the same (maxmemory reached, so it refuses
+// writes), new keyed batches get 503 idempotency_unavailable and nothing
+// runs, but stored responses are still replayed (a refused reservation
+// falls back to a read), a batch that was running still stores its
+// response, and pacing goes on: those writes are scripts flagged
+// allow-oom, which Redis runs past maxmemory. They add at most the
+// responses of the batches running when Redis filled (no new reservation
+// is made while it is full) and the limiter's keys of the sessions active
+// in the last MaxWait (one short string each). Being full is logged once
+// when it starts and once when it ends, apart from outages.
 //
 // # When Redis fails
 //

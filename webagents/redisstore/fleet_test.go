@@ -38,6 +38,9 @@ type fleetOptions struct {
 	interval time.Duration
 	block    bool
 	logger   *slog.Logger
+	// store is each instance's store options; nil: no per-client bound
+	// (every request comes from one address).
+	store *Options
 }
 
 func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
@@ -47,13 +50,18 @@ func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
 	}
 	m, err := webagents.ParseManifest([]byte(`{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow",
 		"pacing":{"minIntervalMs":0,"maxConcurrency":1}},
-		"actions":{"order.place":{"effect":"irreversible"},"ping":{}}}`), nil)
+		"actions":{"order.place":{"effect":"irreversible"},"ping":{},"large":{}}}`), nil)
 	require.NoError(t, err)
 	for range 3 {
 		rdb := srv.client(t)
 		// Every request comes from one address and no session: the
 		// tests stand for many clients, not one over its share.
-		store := NewStore(rdb, &Options{Logger: o.logger, CompleteRetry: 3 * time.Second, MaxClientReservations: -1})
+		so := Options{CompleteRetry: 3 * time.Second, MaxClientReservations: -1}
+		if o.store != nil {
+			so = *o.store
+		}
+		so.Logger = o.logger
+		store := NewStore(rdb, &so)
 		f.stores = append(f.stores, store)
 		var limiter webagents.Limiter
 		if o.interval > 0 {
@@ -99,6 +107,15 @@ func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
 					s := webagents.SessionKey(ctx)
 					f.starts[s] = append(f.starts[s], req.Started)
 					return "pong", nil
+				}),
+				"large": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+					var in struct {
+						Bytes int `json:"bytes"`
+					}
+					if err := req.Decode(&in); err != nil {
+						return nil, err
+					}
+					return strings.Repeat("x", in.Bytes), nil
 				}),
 			}})
 		require.NoError(t, err)

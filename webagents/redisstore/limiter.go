@@ -67,14 +67,18 @@ func NewLimiter(rdb redis.UniversalClient, opts *LimiterOptions) *Limiter {
 	if l.opts.RetryAfter <= 0 {
 		l.opts.RetryAfter = DefaultRetryAfter
 	}
-	l.out = outage{logger: l.opts.Logger, what: "limiter"}
+	l.out = outage{logger: l.opts.Logger, what: "limiter unavailable", back: "limiter available again"}
 	return l
 }
 
 // paceScript reserves the session's next slot on Redis's clock: it
 // returns the wait in microseconds, or -1-wait when that is over ARGV[2]
-// (nothing reserved).
-var paceScript = redis.NewScript(`
+// (nothing reserved). allow-oom: pacing goes on when Redis is full
+// (maxmemory with noeviction refuses other writes, such as a store's
+// filling it): a session's key is one short string that expires a second
+// after its last slot, so the keys of the sessions active in the last
+// MaxWait are what it can add past maxmemory.
+var paceScript = redis.NewScript(`#!lua flags=allow-oom
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local slot = tonumber(redis.call('GET', KEYS[1]) or '0')

@@ -84,7 +84,7 @@ func TestStoreBoundsOneClient(t *testing.T) {
 	require.ErrorAs(t, err, &we, "past the share")
 	assert.Equal(t, webagents.CodeIdempotencyUnavailable, we.Code)
 	assert.Equal(t, 503, we.HTTPStatus())
-	assert.Greater(t, we.RetryAfter, 59*time.Minute, "until the client's count restarts")
+	assert.Greater(t, we.RetryAfter, 59*time.Minute, "until its oldest record expires")
 	assert.Zero(t, rdb.Exists(ctx, s.key(over.Key)).Val(), "the refused reservation is undone")
 
 	rec, err = s.Reserve(ctx, reservation("q0", "t9", time.Hour))
@@ -117,4 +117,76 @@ func TestLimiterRefusalSaysWhen(t *testing.T) {
 	assert.Equal(t, webagents.CodeRateLimited, we.Code)
 	assert.Greater(t, we.RetryAfter, 58*time.Minute, "the next slot, less MaxWait")
 	assert.LessOrEqual(t, we.RetryAfter, 59*time.Minute)
+}
+
+// TestStoreBoundsClientBytes: a client's records hold at most
+// MaxClientBytes: a running batch counts as the largest response until it
+// stores its own, so a client cannot pass the bound by running many
+// batches at once; a released reservation and a replay take no room; and
+// the refusal's Retry-After is a batch deadline while running batches hold
+// the room, and when the oldest record expires once stored ones do.
+func TestStoreBoundsClientBytes(t *testing.T) {
+	srv := startRedis(t)
+	rdb := srv.client(t)
+	const mib = 1 << 20
+	s := NewStore(rdb, &Options{MaxClientBytes: 3*mib + 10})
+	ctx := t.Context()
+	refused := func(r webagents.IdempotencyReservation) *webagents.Error {
+		t.Helper()
+		rec, err := s.Reserve(ctx, r)
+		assert.Nil(t, rec)
+		var we *webagents.Error
+		require.ErrorAs(t, err, &we)
+		assert.Equal(t, webagents.CodeIdempotencyUnavailable, we.Code)
+		assert.Zero(t, rdb.Exists(ctx, s.key(r.Key)).Val(), "the refused reservation is undone")
+		return we
+	}
+	var running []webagents.IdempotencyReservation
+	for i := range 3 {
+		r := reservation(fmt.Sprint("b", i), "t", time.Hour)
+		rec, err := s.Reserve(ctx, r)
+		require.NoError(t, err, "running batch %d is within the share", i)
+		require.Nil(t, rec)
+		running = append(running, r)
+	}
+	we := refused(reservation("b3", "t", time.Hour))
+	assert.LessOrEqual(t, we.RetryAfter, 30*time.Second, "running batches hold the room: a batch deadline")
+
+	rec, err := s.Reserve(ctx, reservation("b0", "t2", time.Hour))
+	require.NoError(t, err, "polling a running key takes no room")
+	require.NotNil(t, rec)
+
+	require.NoError(t, s.Release(ctx, running[2]))
+	require.NoError(t, s.Complete(ctx, running[1], webagents.IdempotencyRecord{Status: 200, Body: make([]byte, mib-100)}))
+	b3 := reservation("b3", "t", time.Hour)
+	rec, err = s.Reserve(ctx, b3)
+	require.NoError(t, err, "released and stored records gave room back")
+	require.Nil(t, rec)
+	// b0 and b3 running (1 MiB+1 each), b1 stored (1 MiB-100): full.
+	refused(reservation("b4", "t", time.Hour))
+	require.NoError(t, s.Complete(ctx, running[0], webagents.IdempotencyRecord{Status: 200, Body: []byte("{}")}))
+	require.NoError(t, s.Complete(ctx, b3, webagents.IdempotencyRecord{Status: 200, Body: make([]byte, mib-100)}))
+	b4 := reservation("b4", "t", time.Hour)
+	rec, err = s.Reserve(ctx, b4)
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	require.NoError(t, s.Complete(ctx, b4, webagents.IdempotencyRecord{Status: 200, Body: make([]byte, mib-100)}))
+	we = refused(reservation("b5", "t", time.Hour))
+	assert.Greater(t, we.RetryAfter, 59*time.Minute, "stored records hold the room: until the oldest expires")
+	for range 5 {
+		rec, err := s.Reserve(ctx, reservation("b1", "t9", time.Hour))
+		require.NoError(t, err, "a stored response is still replayed")
+		require.NotNil(t, rec)
+		assert.True(t, rec.Completed)
+	}
+	other := reservation("b5", "t", time.Hour)
+	other.Client = "another client"
+	rec, err = s.Reserve(ctx, other)
+	require.NoError(t, err, "another client has its own share")
+	assert.Nil(t, rec)
+
+	total, err := rdb.HGet(ctx, s.clientKeys("c")[1], "total").Int()
+	require.NoError(t, err)
+	assert.Equal(t, 3*(mib-100)+2, total, "the share holds the stored responses' bytes")
+	assert.LessOrEqual(t, rdb.PTTL(ctx, s.clientKeys("c")[0]).Val(), time.Hour+2*time.Second, "the share expires with its records")
 }
