@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/internal/sockopt"
 	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
@@ -104,11 +105,7 @@ func TestNonReadingEventStreamsStayWithinTheTotalBudget(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 
 	const stuck = 4
-	d := net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-		})
-	}}
+	d := net.Dialer{Control: sockopt.ReceiveBuffer(4096)}
 	for range stuck {
 		nc, err := d.Dial("tcp", addr)
 		require.NoError(t, err)

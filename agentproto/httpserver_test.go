@@ -6,11 +6,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/internal/sockopt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,11 +94,7 @@ func serveCounting(t *testing.T, srv *http.Server) (addr string, closed <-chan n
 // n times (pipelined) from a goroutine; it never reads.
 func dialNonReading(t *testing.T, addr, request string, n int) net.Conn {
 	t.Helper()
-	d := net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-		})
-	}}
+	d := net.Dialer{Control: sockopt.ReceiveBuffer(4096)}
 	nc, err := d.Dial("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { nc.Close() })

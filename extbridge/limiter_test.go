@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/internal/sockopt"
 )
 
 // getKeepAlive sends one keep-alive request on c and reads its response,
@@ -129,11 +129,7 @@ func TestArtifactWritesHaveADeadline(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 16<<20), 0o644))
 	e := newTCPEnv(t, HubOptions{ArtifactsDir: dir, WriteTimeout: 50 * time.Millisecond})
 	addr := e.url[len("ws://") : len(e.url)-len("/ws")]
-	d := net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
-		})
-	}}
+	d := net.Dialer{Control: sockopt.ReceiveBuffer(4096)}
 	c, err := d.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
