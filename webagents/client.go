@@ -383,20 +383,33 @@ func (e *DiscoveryError) Unwrap() []error { return []error{ErrNotAvailable, e.Di
 
 // ConsentError is returned by [Client.Run], before anything is sent, for an
 // operation whose effect the caller did not allow. It matches
-// [ErrConsentRequired].
+// [ErrConsentRequired]. Its Error names the [RunOptions] field that allows
+// the effect; a program whose users consent otherwise (a flag, a setting)
+// says so with [ConsentError.Refusal].
 type ConsentError struct {
 	Operation string
 	Action    string
 	Effect    Effect
 }
 
-func (e *ConsentError) Error() string {
-	need := "AllowWrites"
+// Refusal says which operation was refused and what allows it, in the
+// words of the caller's own interface: allowWrites and allowIrreversible
+// name what its user sets to allow writes and irreversible actions, such
+// as "--allow-writes" and "--allow-irreversible". For example
+//
+//	operation "add" runs write action "cart.add", which needs --allow-writes
+func (e *ConsentError) Refusal(allowWrites, allowIrreversible string) string {
+	allow := allowWrites
 	if e.Effect == EffectIrreversible {
-		need = "AllowIrreversible"
+		allow = allowIrreversible
 	}
-	return fmt.Sprintf("webagents: operation %q runs %s action %q; set RunOptions.%s to allow it",
-		e.Operation, e.Effect, e.Action, need)
+	return fmt.Sprintf("operation %q runs %s action %q, which needs %s", e.Operation, e.Effect, e.Action, allow)
+}
+
+// Error returns the [ConsentError.Refusal] naming RunOptions.AllowWrites or
+// RunOptions.AllowIrreversible.
+func (e *ConsentError) Error() string {
+	return "webagents: " + e.Refusal("RunOptions.AllowWrites", "RunOptions.AllowIrreversible")
 }
 
 // Unwrap returns [ErrConsentRequired].
