@@ -462,7 +462,8 @@ type RunResult struct {
 // with something that is not an envelope, Run returns the RunResult (status
 // and body) and a *[ProtocolError]: the batch may have run. A 2xx body without
 // the envelope's "protocol" member that still has an "ok" boolean and
-// results named by operation id is read leniently, with a warning in
+// results named by operation id (keyed by id, or listed as {"id","result"}
+// or {"id","action","output"}) is read leniently, with a warning in
 // RunResult.Warnings.
 func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts *RunOptions) (*RunResult, error) {
 	if opts == nil {
