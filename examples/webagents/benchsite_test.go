@@ -28,7 +28,9 @@ import (
 // webagents/0.1 envelope: {"ok":true,"results":[{"id","action","output"}]},
 // operations run in list order, $ref resolved by walking the earlier
 // outputs. Checked against the Node server itself (node server.mjs): the
-// bodies, status codes and headers below are the ones it sends.
+// bodies and status codes are the ones it sends, byte for byte, and so are
+// its headers but for Node's own (Connection, Keep-Alive, and an empty
+// chunked body for the 302).
 
 // benchManifest is JSON.stringify(MANIFEST) of server.mjs.
 const benchManifest = `{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow","maxOperations":16,"parallel":true,"references":true,"pacing":{"minIntervalMs":50,"maxConcurrency":2}},` +
