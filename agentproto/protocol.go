@@ -170,7 +170,7 @@ func decodeRequest(data []byte, r *request) error {
 		case "token":
 			bit = 16
 			if m.Value[0] == '"' {
-				r.token, r.hasToken = wire.Unquote(m.Value)
+				r.token, r.hasToken = wire.UnquoteExact(m.Value) // "\ud800" is not U+FFFD
 			}
 		default:
 			continue

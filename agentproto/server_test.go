@@ -96,6 +96,12 @@ func TestAuth(t *testing.T) {
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
 		{"escaped token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3\u0063ret"}`,
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
+		// A lone surrogate escape is not U+FFFD: JavaScript's === tells
+		// them apart, and so does the server.
+		{"lone surrogate escape is not U+FFFD", agentproto.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ud800ret"}`,
+			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
+		{"U+FFFD escaped", agentproto.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ufffdret"}`,
+			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
 		{"token needed even when unauthenticated is allowed", agentproto.ServerOptions{Token: "s3cret", AllowUnauthenticated: true}, `{"id":"a","type":"browser.click"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
 		{"auth before unknown types", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"no.such"}`,
@@ -156,6 +162,10 @@ func TestEnvelope(t *testing.T) {
 		{"string payload is {}", `{"id":"p","type":"browser.click","payload":"x"}`, `{"id":"p","result":{}}`},
 		{"payload bytes relayed unchanged", `{"id":"p","type":"browser.scroll","payload":{ "amountPx" : 1e2, "x":"\u00e9\n", "y":[ ] }}`,
 			`{"id":"p","result":{ "amountPx" : 1e2, "x":"\u00e9\n", "y":[ ] }}`},
+		// As through the reference bridge, whose JSON.parse keeps a lone
+		// surrogate and whose JSON.stringify writes it back escaped.
+		{"lone surrogate escapes relayed as sent", `{"id":"\ud800","type":"browser.type","payload":{"text":"cut \ud83d","k\udc00":1}}`,
+			`{"id":"\ud800","result":{"text":"cut \ud83d","k\udc00":1}}`},
 		{"invalid JSON answered without id", `{"id":"p","type":`, `{"error":"unexpected end of JSON input"}`},
 		{"not an object", `[1,2]`, `{"error":"JSON value is not an object"}`},
 		{"missing type", `{"id":"t"}`, `{"id":"t","error":"Invalid request: type must be a non-empty string"}`},

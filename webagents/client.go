@@ -383,20 +383,33 @@ func (e *DiscoveryError) Unwrap() []error { return []error{ErrNotAvailable, e.Di
 
 // ConsentError is returned by [Client.Run], before anything is sent, for an
 // operation whose effect the caller did not allow. It matches
-// [ErrConsentRequired].
+// [ErrConsentRequired]. Its Error names the [RunOptions] field that allows
+// the effect; a program whose users consent otherwise (a flag, a setting)
+// says so with [ConsentError.Refusal].
 type ConsentError struct {
 	Operation string
 	Action    string
 	Effect    Effect
 }
 
-func (e *ConsentError) Error() string {
-	need := "AllowWrites"
+// Refusal says which operation was refused and what allows it, in the
+// words of the caller's own interface: allowWrites and allowIrreversible
+// name what its user sets to allow writes and irreversible actions, such
+// as "--allow-writes" and "--allow-irreversible". For example
+//
+//	operation "add" runs write action "cart.add", which needs --allow-writes
+func (e *ConsentError) Refusal(allowWrites, allowIrreversible string) string {
+	allow := allowWrites
 	if e.Effect == EffectIrreversible {
-		need = "AllowIrreversible"
+		allow = allowIrreversible
 	}
-	return fmt.Sprintf("webagents: operation %q runs %s action %q; set RunOptions.%s to allow it",
-		e.Operation, e.Effect, e.Action, need)
+	return fmt.Sprintf("operation %q runs %s action %q, which needs %s", e.Operation, e.Effect, e.Action, allow)
+}
+
+// Error returns the [ConsentError.Refusal] naming RunOptions.AllowWrites or
+// RunOptions.AllowIrreversible.
+func (e *ConsentError) Error() string {
+	return "webagents: " + e.Refusal("RunOptions.AllowWrites", "RunOptions.AllowIrreversible")
 }
 
 // Unwrap returns [ErrConsentRequired].
@@ -449,7 +462,8 @@ type RunResult struct {
 // with something that is not an envelope, Run returns the RunResult (status
 // and body) and a *[ProtocolError]: the batch may have run. A 2xx body without
 // the envelope's "protocol" member that still has an "ok" boolean and
-// results named by operation id is read leniently, with a warning in
+// results named by operation id (keyed by id, or listed as {"id","result"}
+// or {"id","action","output"}) is read leniently, with a warning in
 // RunResult.Warnings.
 func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts *RunOptions) (*RunResult, error) {
 	if opts == nil {
@@ -474,9 +488,7 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 		return nil, &DiscoveryError{Discovery: d}
 	}
 	m := d.Manifest
-	ids := make([]string, len(ops))
-	for i, op := range ops {
-		ids[i] = op.ID
+	for _, op := range ops {
 		a := m.Actions[op.Action]
 		if a == nil {
 			return nil, fmt.Errorf("%w: operation %q, action %q", ErrNotPublished, truncate(op.ID, 64), truncate(op.Action, 64))
@@ -494,7 +506,7 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, err
 	}
-	return c.post(ctx, d, page, body, ids, opts)
+	return c.post(ctx, d, page, body, ops, opts)
 }
 
 // buildBatch plans the batch locally (catching graph and input errors before
@@ -528,7 +540,7 @@ func buildBatch(m *Manifest, page *url.URL, ops []Operation) ([]byte, error) {
 	return json.Marshal(decoded)
 }
 
-func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []byte, ids []string, opts *RunOptions) (*RunResult, error) {
+func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []byte, ops []Operation, opts *RunOptions) (*RunResult, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -590,9 +602,10 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	case errors.As(err, &se) && strings.HasPrefix(se.Msg, "invalid UTF-8"):
 		return res, protocolError("the body is not valid UTF-8: it escapes a lone surrogate")
 	}
-	known := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		known[id] = true
+	known := make(map[string]bool, len(ops))
+	actionOf := make(map[string]string, len(ops))
+	for _, op := range ops {
+		known[op.ID], actionOf[op.ID] = true, op.Action
 	}
 	env, err := decodeResponse(raw, known)
 	var unknown *unknownOperationError
@@ -605,7 +618,7 @@ func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []b
 	case err == nil && env.Protocol == Protocol:
 		res.Response = env
 	case (err != nil || env.Protocol == "") && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		lenient, ok := lenientResponse(raw, known)
+		lenient, ok := lenientResponse(raw, actionOf)
 		if !ok {
 			return res, protocolError(`the body has no "protocol" member and no "ok" boolean with results named by operation id`)
 		}
@@ -656,10 +669,13 @@ func cmpOr(s, def string) string {
 // lenientResponse reads a 2xx JSON body without the envelope's "protocol"
 // member when its meaning is unambiguous: an "ok" boolean and, when present,
 // "results" as an object keyed by operation ids of the batch, or as an array
-// of objects each naming an operation of the batch by "id" with its
-// "result". Results are never guessed: an operation the body does not name
-// has none. Anything else is not read.
-func lenientResponse(raw []byte, known map[string]bool) (*Response, bool) {
+// of objects each naming an operation of the batch by "id" (each once) with
+// its "result" or its "output" (one of the two: the Node bench site of
+// kowo-co/betterwright-bench answers {"id","action","output"}) and, if it
+// says, the operation's own "action". actionOf maps the batch's operation
+// ids to their actions. Results are never guessed: an operation the body
+// does not name has none. Anything else is not read.
+func lenientResponse(raw []byte, actionOf map[string]string) (*Response, bool) {
 	var body map[string]json.RawMessage
 	if strictjson.Unmarshal(raw, &body) != nil {
 		return nil, false
@@ -675,19 +691,15 @@ func lenientResponse(raw []byte, known map[string]bool) (*Response, bool) {
 		switch {
 		case strictjson.Unmarshal(r, &keyed) == nil:
 			for id, v := range keyed {
-				if !known[id] {
+				if _, known := actionOf[id]; !known {
 					return nil, false
 				}
 				env.Results[id] = v
 			}
 		case strictjson.Unmarshal(r, &listed) == nil:
 			for _, entry := range listed {
-				var id string
-				if json.Unmarshal(entry["id"], &id) != nil || !known[id] || env.Results[id] != nil {
-					return nil, false
-				}
-				result, ok := entry["result"]
-				if !ok {
+				id, result, ok := listedResult(entry, actionOf)
+				if !ok || env.Results[id] != nil {
 					return nil, false
 				}
 				env.Results[id] = result
@@ -703,6 +715,35 @@ func lenientResponse(raw []byte, known map[string]bool) (*Response, bool) {
 		_ = json.Unmarshal(body["code"], &env.Code)
 	}
 	return env, true
+}
+
+// listedResult reads one entry of a "results" array: the operation it names
+// by "id", which must be the batch's, and its "result" or "output", exactly
+// one of them. An "action" member, when present, must be that operation's
+// action: an entry that says another action ran is not read.
+func listedResult(entry map[string]json.RawMessage, actionOf map[string]string) (id string, result json.RawMessage, ok bool) {
+	if json.Unmarshal(entry["id"], &id) != nil {
+		return "", nil, false
+	}
+	action, known := actionOf[id]
+	if !known {
+		return "", nil, false
+	}
+	if said, has := entry["action"]; has {
+		var name string
+		if json.Unmarshal(said, &name) != nil || name != action {
+			return "", nil, false
+		}
+	}
+	r, hasResult := entry["result"]
+	o, hasOutput := entry["output"]
+	switch {
+	case hasResult && !hasOutput:
+		return id, r, true
+	case hasOutput && !hasResult:
+		return id, o, true
+	}
+	return "", nil, false // neither, or both: which one is the result?
 }
 
 var errAmbiguousEnvelope = errors.New("webagents: ambiguous response envelope")

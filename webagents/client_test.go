@@ -226,6 +226,13 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, ErrConsentRequired)
 	assert.Equal(t, "add", ce.Operation)
+	// A Go caller is told the field; a program with its own way to consent
+	// names it (issue 24 item 4).
+	assert.EqualError(t, err, `webagents: operation "add" runs write action "cart.add", which needs RunOptions.AllowWrites`)
+	assert.Equal(t, `operation "add" runs write action "cart.add", which needs --allow-writes`, ce.Refusal("--allow-writes", "--allow-irreversible"))
+	irreversible := &ConsentError{Operation: "o", Action: "order.place", Effect: EffectIrreversible}
+	assert.EqualError(t, irreversible, `webagents: operation "o" runs irreversible action "order.place", which needs RunOptions.AllowIrreversible`)
+	assert.Equal(t, `operation "o" runs irreversible action "order.place", which needs --allow-irreversible`, irreversible.Refusal("--allow-writes", "--allow-irreversible"))
 
 	// No action at all for /about: an action published for other pages is
 	// not in scope there (issue 24 item 3), as on any other page.

@@ -204,12 +204,18 @@ func decodeBatchFile(data []byte) ([]webagents.Operation, error) {
 	return b.Operations, nil
 }
 
+// The flags of run that give consent to writes and irreversible actions.
+const (
+	allowWritesFlag       = "allow-writes"
+	allowIrreversibleFlag = "allow-irreversible"
+)
+
 // run discovers the page's actions and runs a batch on them.
 func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	batchPath := fs.String("batch", "", "file holding the batch (required)")
-	allowWrites := fs.Bool("allow-writes", false, "allow actions whose effect is write")
-	allowIrreversible := fs.Bool("allow-irreversible", false, "allow irreversible actions (such as placing an order)")
+	allowWrites := fs.Bool(allowWritesFlag, false, "allow actions whose effect is write")
+	allowIrreversible := fs.Bool(allowIrreversibleFlag, false, "allow irreversible actions (such as placing an order)")
 	key := fs.String("idempotency-key", "", "send this Idempotency-Key so a retry runs at most once")
 	timeout := timeoutFlag(fs)
 	pos, ok := parse(fs, args, 1, stderr)
@@ -254,7 +260,13 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 		}
 	}
 	var pe *webagents.ProtocolError
+	var ce *webagents.ConsentError
 	switch {
+	case errors.As(err, &ce):
+		// The error names RunOptions' fields; a user of this command
+		// consents with its flags.
+		fmt.Fprintf(stderr, "webagents run: refused, nothing was sent: %s\n", line(ce.Refusal("--"+allowWritesFlag, "--"+allowIrreversibleFlag)))
+		return exitInvalid
 	case errors.As(err, &pe):
 		fmt.Fprintf(stderr, "webagents run: %s\n", line(err))
 		return exitProtocol

@@ -192,7 +192,14 @@ func TestRunAgainstShop(t *testing.T) {
 	writes := writeFile(t, "writes.json", `[{"id":"s","action":"account.signUp","input":{"email":"cli@example.com","password":"password1"}}]`)
 	code, _, stderr = runCLI(t, srv.Client(), "run", srv.URL+"/products", "--batch", writes)
 	assert.Equal(t, exitInvalid, code)
-	assert.Contains(t, stderr, "AllowWrites")
+	// The user of the CLI consents with a flag, not a Go field (issue 24
+	// item 4).
+	assert.Equal(t, `webagents run: refused, nothing was sent: operation "s" runs write action "account.signUp", which needs --allow-writes`+"\n", stderr)
+	order := writeFile(t, "order.json", `[{"id":"o","action":"order.place"}]`)
+	code, _, stderr = runCLI(t, srv.Client(), "run", "--allow-writes", srv.URL+"/products", "--batch", order)
+	assert.Equal(t, exitInvalid, code)
+	assert.Contains(t, stderr, `runs irreversible action "order.place", which needs --allow-irreversible`)
+	assert.NotContains(t, stderr, "RunOptions")
 
 	code, stdout, _ = runCLI(t, srv.Client(), "run", "--allow-writes", srv.URL+"/products", "--batch", writes)
 	assert.Equal(t, exitOK, code)

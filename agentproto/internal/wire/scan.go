@@ -8,6 +8,17 @@
 // acceptance of invalid UTF-8 left out: strings must be valid UTF-8, as
 // Chrome requires of every message) and scans string contents eight bytes
 // at a time.
+//
+// Unlike internal/strictjson, the scanner accepts a \u escape of a lone
+// UTF-16 surrogate ("\ud800"), as the reference bridge and the extension
+// do: JSON.parse keeps one, and an extension's JSON.stringify writes one for
+// text cut in the middle of a pair (an emoji at the end of a snippet). The
+// bytes a host relays (payloads, results, events, the request's type) pass
+// unchanged, so the JavaScript readers at both ends see what they would see
+// through the reference. What the host decodes itself is compared with
+// ASCII names and its own ids, where U+FFFD (encoding/json's reading of a
+// lone surrogate) and the surrogate decide alike, or shown as text; a
+// token, compared with the program's own, is read with [UnquoteExact].
 package wire
 
 import (

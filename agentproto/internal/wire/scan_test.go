@@ -60,6 +60,11 @@ var scanCases = []struct {
 	{"non-ASCII outside strings", "\u00e9", "invalid character 'Ã' looking for beginning of value"},
 	{"control character outside strings", "\x01", "invalid character '\\x01' looking for beginning of value"},
 	{"depth at the limit", strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), ""},
+	// Lone surrogate escapes are valid, as JSON.parse (the reference
+	// bridge, the extension) and encoding/json read them.
+	{"lone high surrogate escape", `"cut \ud83d"`, ""},
+	{"lone low surrogate escape", `{"k\udc00":"\udfff"}`, ""},
+	{"surrogates in the wrong order", `["\ude00\ud83d"]`, ""},
 	// Stricter than encoding/json, as Chrome is: strings must be UTF-8.
 	{"invalid UTF-8 in a string", "\"a\xffb\"", "invalid UTF-8 in string"},
 	{"invalid UTF-8 after a word", "\"" + strings.Repeat("x", 40) + "\xc3(\"", "invalid UTF-8 in string"},
@@ -311,5 +316,30 @@ func checkMembers(t *testing.T, doc []byte, validErr error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		t.Fatalf("trailing data after the object: %v", err)
+	}
+}
+
+func TestUnquoteExact(t *testing.T) {
+	tests := []struct {
+		lit  string
+		want string
+		ok   bool
+	}{
+		{`"s3cret"`, "s3cret", true},
+		{`"s3\u0063ret"`, "s3cret", true},
+		{`"\ud83d\ude00"`, "\U0001F600", true},
+		{`"\ufffd"`, "\ufffd", true},
+		{`"\ud800"`, "", false},
+		{`"x\udfff"`, "", false},
+		{`"\ude00\ud83d"`, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := UnquoteExact([]byte(tt.lit))
+		assert.Equal(t, tt.ok, ok, tt.lit)
+		assert.Equal(t, tt.want, string(got), tt.lit)
+		if tt.ok {
+			plain, _ := Unquote([]byte(tt.lit))
+			assert.Equal(t, string(plain), string(got), "as Unquote reads it")
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 
 	"github.com/agentbridge/agentbridge/internal/jsonstr"
+	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
 // Unquote decodes a JSON string literal (with its quotes) that the scanner
@@ -25,6 +27,19 @@ func Unquote(lit []byte) ([]byte, bool) {
 		}
 	}
 	return inner, true
+}
+
+// UnquoteExact is Unquote for a string compared exactly with one of the
+// program's own, such as a token: it refuses a literal that escapes a lone
+// UTF-16 surrogate ("\ud800"). Unquote decodes one as U+FFFD, as
+// encoding/json does, so "\ud800", "\udfff" and "\ufffd" would all match a
+// token holding U+FFFD, where JavaScript (the reference bridge's ===) keeps
+// the surrogate and matches none of them but the last.
+func UnquoteExact(lit []byte) ([]byte, bool) {
+	if bytes.IndexByte(lit, '\\') >= 0 && strictjson.Check(lit) != nil {
+		return nil, false
+	}
+	return Unquote(lit)
 }
 
 // UnescapeKey decodes a member key as Members returns it.

@@ -490,12 +490,7 @@ func (st *Sites) run(ctx context.Context, req *mcp.CallToolRequest, page string,
 	if err != nil {
 		var consent *webagents.ConsentError
 		if errors.As(err, &consent) {
-			flag := st.opts.WritesFlag
-			if consent.Effect == webagents.EffectIrreversible {
-				flag = st.opts.IrreversibleFlag
-			}
-			err = fmt.Errorf("refused before sending: action %q is %s; the server was started without %s, which allows it",
-				consent.Action, consent.Effect, flag)
+			err = fmt.Errorf("refused before sending: %s (the server was started without it)", consent.Refusal(st.opts.WritesFlag, st.opts.IrreversibleFlag))
 		}
 	}
 	out := &mcp.CallToolResult{IsError: err != nil}
