@@ -1,8 +1,6 @@
 package extension_test
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,20 +11,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/extension"
+	"github.com/agentbridge/agentbridge/nativemsg"
 )
-
-// idFromKey is Chromium's rule: the first 16 bytes of the SHA-256 of the
-// manifest's public key, each hex digit 0–f written as a letter a–p.
-func idFromKey(t *testing.T, key string) string {
-	der, err := base64.StdEncoding.DecodeString(key)
-	require.NoError(t, err)
-	sum := sha256.Sum256(der)
-	id := make([]byte, 32)
-	for i, b := range sum[:16] {
-		id[2*i], id[2*i+1] = 'a'+b>>4, 'a'+b&0xf
-	}
-	return string(id)
-}
 
 func TestWrite(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ext")
@@ -39,7 +25,9 @@ func TestWrite(t *testing.T) {
 		Version string `json:"version"`
 	}
 	require.NoError(t, json.Unmarshal(data, &manifest))
-	assert.Equal(t, extension.ID, idFromKey(t, manifest.Key), "the manifest's key gives ID")
+	id, err := nativemsg.ExtensionIDFromKey(manifest.Key)
+	require.NoError(t, err)
+	assert.Equal(t, extension.ID, id, "the manifest's key gives ID")
 	assert.Equal(t, extension.Version, manifest.Version)
 	assert.Equal(t, "chrome-extension://"+extension.ID+"/", extension.NativeOrigin)
 	assert.Equal(t, "chrome-extension://"+extension.ID, extension.Origin)

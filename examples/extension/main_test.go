@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"net"
 	"os"
@@ -20,6 +18,7 @@ import (
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extension"
 	"github.com/agentbridge/agentbridge/internal/browsertest"
+	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
 // runCmd runs the command with args and environment env.
@@ -28,19 +27,6 @@ func runCmd(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	var out, errOut bytes.Buffer
 	code = run(args, func(k string) string { return env[k] }, &out, &errOut)
 	return code, out.String(), errOut.String()
-}
-
-// idFromKey is Chromium's rule: the first 16 bytes of the SHA-256 of the
-// manifest's public key, each hex digit 0–f written as a letter a–p.
-func idFromKey(t *testing.T, key string) string {
-	der, err := base64.StdEncoding.DecodeString(key)
-	require.NoError(t, err)
-	sum := sha256.Sum256(der)
-	id := make([]byte, 32)
-	for i, b := range sum[:16] {
-		id[2*i], id[2*i+1] = 'a'+b>>4, 'a'+b&0xf
-	}
-	return string(id)
 }
 
 // line returns the first submatch of re in out.
@@ -60,7 +46,8 @@ func TestWritesTheExtensionAndSaysHowToLoadIt(t *testing.T) {
 	require.NoError(t, err)
 	var manifest struct{ Key string }
 	require.NoError(t, json.Unmarshal(data, &manifest))
-	id := idFromKey(t, manifest.Key)
+	id, err := nativemsg.ExtensionIDFromKey(manifest.Key)
+	require.NoError(t, err)
 	assert.Equal(t, id, line(t, out, `(?m)^extension id: (\S+)$`), "the printed id is the one the manifest's key gives")
 
 	assert.Equal(t, "chrome-extension://"+id+"/", line(t, out, `must allow (\S+);`))
