@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -146,17 +147,43 @@ func stressEvent(i int) []byte {
 	return append(e, `"}}`...)
 }
 
+// stressHeapLimit is the soft memory limit TestStressRealTransports runs
+// under: about what 400 requests in flight hold live, with room.
+const stressHeapLimit = 192 << 20
+
+// callsInFlight runs call(0) … call(count-1) on inFlight goroutines of
+// wg, each taking the next n: all at once would hold every request's
+// memory together (and, with -race, every goroutine's).
+func callsInFlight(wg *sync.WaitGroup, count, inFlight int, call func(n int)) {
+	var next atomic.Int64
+	for range inFlight {
+		wg.Go(func() {
+			for n := int(next.Add(1) - 1); n < count; n = int(next.Add(1) - 1) {
+				call(n)
+			}
+		})
+	}
+}
+
 func TestStressRealTransports(t *testing.T) {
 	requireUnixSockets(t)
 	// inFlight is how many requests each agent keeps in flight: with
-	// agents, that many at the host at once, enough to fill its queues
-	// and pipes and answer out of order, while the memory the run holds
-	// stays within stressPeakLimit (see TestMain) under -race.
-	agents, perAgent, inFlight, vanishing := 50, 200, 16, 10
+	// agents, 400 at the host at once, enough to fill its queues and pipes
+	// and answer out of order, while what they hold (each payload and
+	// result is copied at every hop) keeps the run within peakLimit (see
+	// TestMain) under -race.
+	agents, perAgent, inFlight, vanishing := 50, 200, 8, 10
 	if testing.Short() {
-		agents, perAgent, inFlight, vanishing = 10, 50, 16, 3
+		agents, perAgent, inFlight, vanishing = 10, 50, 8, 3
 	}
 	const maxPayload, maxResult = 2 << 20, 8 << 20
+	// The garbage collector runs as the heap nears stressHeapLimit rather
+	// than only once it has doubled: with -race each byte of heap costs
+	// several more of shadow memory.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(stressHeapLimit))
+	if peak, err := peakmem.Peak(); err == nil {
+		t.Logf("peak resident memory of the test binary before: %s", peakmem.Format(peak))
+	}
 
 	var answered atomic.Int64
 	vanishingSeen := make([]atomic.Int32, vanishing) // requests of each vanishing agent at the extension
@@ -245,11 +272,7 @@ func TestStressRealTransports(t *testing.T) {
 			}
 			fail("agent %d: events ended early", agent)
 		})
-		// inFlight calls at a time per agent, each taking the agent's next
-		// request: all of an agent's requests at once would hold every
-		// payload and result of the run in memory together.
-		var next atomic.Int64
-		call := func(n int) {
+		callsInFlight(&wg, perAgent, inFlight, func(n int) {
 			rng := rand.New(rand.NewPCG(uint64(agent), uint64(n)))
 			rs := stressSize(rng, maxResult)
 			payload := stressPayload(agent, n, rs, stressSize(rng, maxPayload))
@@ -278,14 +301,7 @@ func TestStressRealTransports(t *testing.T) {
 			default:
 				okReplies.Add(1)
 			}
-		}
-		for range inFlight {
-			wg.Go(func() {
-				for n := int(next.Add(1) - 1); n < perAgent; n = int(next.Add(1) - 1) {
-					call(n)
-				}
-			})
-		}
+		})
 	}
 	wg.Go(func() {
 		for i := range events {
