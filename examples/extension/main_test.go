@@ -37,6 +37,21 @@ func line(t *testing.T, out, re string) string {
 	return m[1]
 }
 
+// config is what the tests read of the folder's config.json.
+type config struct {
+	Native struct{ Enabled bool }
+	Hub    struct{ URL, Token string }
+}
+
+func readConfig(t *testing.T, dir string) config {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	require.NoError(t, err)
+	var cfg config
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	return cfg
+}
+
 func TestWritesTheExtensionAndSaysHowToLoadIt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ext")
 	code, out, errOut := runCmd(t, map[string]string{TokenEnv: "hub-token"}, "-out", dir, "-hub", "127.0.0.1:52789")
@@ -58,13 +73,7 @@ func TestWritesTheExtensionAndSaysHowToLoadIt(t *testing.T) {
 	assert.Equal(t, dir, line(t, out, `(?m)Load unpacked and choose (\S+)$`))
 	assert.Contains(t, out, "a browser profile made for tests")
 
-	var cfg struct {
-		Native struct{ Enabled bool }
-		Hub    struct{ URL, Token string }
-	}
-	data, err = os.ReadFile(filepath.Join(dir, "config.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &cfg))
+	cfg := readConfig(t, dir)
 	assert.True(t, cfg.Native.Enabled)
 	assert.Equal(t, "ws://127.0.0.1:52789/ws", cfg.Hub.URL)
 	assert.Equal(t, "hub-token", cfg.Hub.Token)
@@ -76,9 +85,7 @@ func TestWritesTheExtensionAndSaysHowToLoadIt(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "native messaging: off")
 	assert.NotContains(t, out, "weboperator-host install")
-	data, err = os.ReadFile(filepath.Join(dir, "config.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &cfg))
+	cfg = readConfig(t, dir)
 	assert.False(t, cfg.Native.Enabled)
 	assert.Equal(t, "ws://127.0.0.1:1234/ws", cfg.Hub.URL)
 	assert.Equal(t, "flag", cfg.Hub.Token)
