@@ -562,25 +562,23 @@ func TestManyAgentsManyRequestsOutOfOrder(t *testing.T) {
 			}
 			return r.Payload, nil
 		})}})
-	const agents, perAgent = 50, 200
+	const agents, perAgent, inFlight = 50, 200, 16 // 800 requests in flight at once
 	var wg sync.WaitGroup
 	failures := make(chan string, agents*perAgent)
 	for agent := range agents {
 		c, err := b.Dial(t.Context(), nil)
 		require.NoError(t, err)
 		defer c.Close()
-		for n := range perAgent {
-			wg.Go(func() {
-				var res struct{ Agent, N int }
-				if err := c.Call(t.Context(), agentproto.TypeExtract, map[string]int{"agent": agent, "n": n}, &res); err != nil {
-					failures <- err.Error()
-					return
-				}
-				if res.Agent != agent || res.N != n {
-					failures <- fmt.Sprintf("agent %d request %d got agent %d request %d", agent, n, res.Agent, res.N)
-				}
-			})
-		}
+		callsInFlight(&wg, perAgent, inFlight, func(n int) {
+			var res struct{ Agent, N int }
+			if err := c.Call(t.Context(), agentproto.TypeExtract, map[string]int{"agent": agent, "n": n}, &res); err != nil {
+				failures <- err.Error()
+				return
+			}
+			if res.Agent != agent || res.N != n {
+				failures <- fmt.Sprintf("agent %d request %d got agent %d request %d", agent, n, res.Agent, res.N)
+			}
+		})
 	}
 	wg.Wait()
 	close(failures)

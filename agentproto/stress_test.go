@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/internal/peakmem"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,6 +59,45 @@ func appendFill(dst []byte, agent, n, size int) []byte {
 		copy(fill[k:], fill[:k])
 	}
 	return dst
+}
+
+// isFill reports whether b is what appendFill(nil, agent, n, size)
+// returns, without building a copy: the fill repeats its first unit, so
+// it matches when it starts with the unit and equals itself shifted by
+// one unit (two comparisons the race detector checks once each).
+func isFill(b []byte, agent, n, size int) bool {
+	var buf [48]byte
+	unit := fmt.Appendf(buf[:0], "%d.%d;", agent, n)
+	if len(b) != size {
+		return false
+	}
+	if size <= len(unit) {
+		return bytes.Equal(b, unit[:size])
+	}
+	return bytes.Equal(b[:len(unit)], unit) && bytes.Equal(b[len(unit):], b[:size-len(unit)])
+}
+
+// isStressPayload reports whether p is stressPayload(agent, n, resultSize,
+// padSize), and isStressResult whether r is stressResult(agent, n,
+// resultSize): checked in place, so that no request holds a second copy of
+// its payload or result.
+func isStressPayload(p []byte, agent, n, resultSize, padSize int) bool {
+	var buf [96]byte
+	prefix := fmt.Appendf(buf[:0], `{"a":%d,"n":%d,"rs":%d,"ps":%d,"pad":"`, agent, n, resultSize, padSize)
+	return isFramed(p, prefix, `"}`, agent, n, padSize)
+}
+
+func isStressResult(r []byte, agent, n, resultSize int) bool {
+	var buf [64]byte
+	prefix := fmt.Appendf(buf[:0], `{"a":%d,"n":%d,"fill":"`, agent, n)
+	return isFramed(r, prefix, `"}`, agent, n, resultSize)
+}
+
+func isFramed(b, prefix []byte, suffix string, agent, n, size int) bool {
+	if len(b) != len(prefix)+size+len(suffix) || !bytes.HasPrefix(b, prefix) || !bytes.HasSuffix(b, []byte(suffix)) {
+		return false
+	}
+	return isFill(b[len(prefix):len(b)-len(suffix)], agent, n, size)
 }
 
 func stressResult(agent, n, resultSize int) []byte {
@@ -106,13 +147,43 @@ func stressEvent(i int) []byte {
 	return append(e, `"}}`...)
 }
 
+// stressHeapLimit is the soft memory limit TestStressRealTransports runs
+// under: about what 400 requests in flight hold live, with room.
+const stressHeapLimit = 192 << 20
+
+// callsInFlight runs call(0) … call(count-1) on inFlight goroutines of
+// wg, each taking the next n: all at once would hold every request's
+// memory together (and, with -race, every goroutine's).
+func callsInFlight(wg *sync.WaitGroup, count, inFlight int, call func(n int)) {
+	var next atomic.Int64
+	for range inFlight {
+		wg.Go(func() {
+			for n := int(next.Add(1) - 1); n < count; n = int(next.Add(1) - 1) {
+				call(n)
+			}
+		})
+	}
+}
+
 func TestStressRealTransports(t *testing.T) {
 	requireUnixSockets(t)
-	agents, perAgent, vanishing := 50, 200, 10
+	// inFlight is how many requests each agent keeps in flight: with
+	// agents, 400 at the host at once, enough to fill its queues and pipes
+	// and answer out of order, while what they hold (each payload and
+	// result is copied at every hop) keeps the run within peakLimit (see
+	// TestMain) under -race.
+	agents, perAgent, inFlight, vanishing := 50, 200, 8, 10
 	if testing.Short() {
-		agents, perAgent, vanishing = 10, 50, 3
+		agents, perAgent, inFlight, vanishing = 10, 50, 8, 3
 	}
 	const maxPayload, maxResult = 2 << 20, 8 << 20
+	// The garbage collector runs as the heap nears stressHeapLimit rather
+	// than only once it has doubled: with -race each byte of heap costs
+	// several more of shadow memory.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(stressHeapLimit))
+	if peak, err := peakmem.Peak(); err == nil {
+		t.Logf("peak resident memory of the test binary before: %s", peakmem.Format(peak))
+	}
 
 	var answered atomic.Int64
 	vanishingSeen := make([]atomic.Int32, vanishing) // requests of each vanishing agent at the extension
@@ -121,7 +192,7 @@ func TestStressRealTransports(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		if !bytes.Equal(r.Payload, stressPayload(agent, n, rs, ps)) {
+		if !isStressPayload(r.Payload, agent, n, rs, ps) {
 			return nil, errors.New("payload damaged on its way")
 		}
 		// Out of order: each answer after a delay of its own.
@@ -201,38 +272,36 @@ func TestStressRealTransports(t *testing.T) {
 			}
 			fail("agent %d: events ended early", agent)
 		})
-		for n := range perAgent {
-			wg.Go(func() {
-				rng := rand.New(rand.NewPCG(uint64(agent), uint64(n)))
-				rs := stressSize(rng, maxResult)
-				payload := stressPayload(agent, n, rs, stressSize(rng, maxPayload))
-				sent.Add(int64(len(payload) + rs))
-				callCtx := ctx
-				late := n%50 == 7 // a timeout over before the answer can come
-				if late {
-					var cancel context.CancelFunc
-					callCtx, cancel = context.WithTimeout(ctx, time.Duration(2+n%3)*time.Millisecond)
-					defer cancel()
+		callsInFlight(&wg, perAgent, inFlight, func(n int) {
+			rng := rand.New(rand.NewPCG(uint64(agent), uint64(n)))
+			rs := stressSize(rng, maxResult)
+			payload := stressPayload(agent, n, rs, stressSize(rng, maxPayload))
+			sent.Add(int64(len(payload) + rs))
+			callCtx := ctx
+			late := n%50 == 7 // a timeout over before the answer can come
+			if late {
+				var cancel context.CancelFunc
+				callCtx, cancel = context.WithTimeout(ctx, time.Duration(2+n%3)*time.Millisecond)
+				defer cancel()
+			}
+			var res json.RawMessage
+			err := c.Call(callCtx, agentproto.TypeExtract, json.RawMessage(payload), &res)
+			switch {
+			case late && errors.Is(err, agentproto.ErrTimeout):
+				timedOut.Add(1)
+			case errors.Is(err, agentproto.ErrRequestTooLarge):
+				if len(payload) < nativemsg.DefaultWriteLimit-200 {
+					fail("agent %d request %d of %d bytes refused as too large", agent, n, len(payload))
 				}
-				var res json.RawMessage
-				err := c.Call(callCtx, agentproto.TypeExtract, json.RawMessage(payload), &res)
-				switch {
-				case late && errors.Is(err, agentproto.ErrTimeout):
-					timedOut.Add(1)
-				case errors.Is(err, agentproto.ErrRequestTooLarge):
-					if len(payload) < nativemsg.DefaultWriteLimit-200 {
-						fail("agent %d request %d of %d bytes refused as too large", agent, n, len(payload))
-					}
-					tooLarge.Add(1)
-				case err != nil:
-					fail("agent %d request %d: %v", agent, n, err)
-				case !bytes.Equal(res, stressResult(agent, n, rs)):
-					fail("agent %d request %d: reply of %d bytes is not its own (payload %d bytes)", agent, n, len(res), len(payload))
-				default:
-					okReplies.Add(1)
-				}
-			})
-		}
+				tooLarge.Add(1)
+			case err != nil:
+				fail("agent %d request %d: %v", agent, n, err)
+			case !isStressResult(res, agent, n, rs):
+				fail("agent %d request %d: reply of %d bytes is not its own (payload %d bytes)", agent, n, len(res), len(payload))
+			default:
+				okReplies.Add(1)
+			}
+		})
 	}
 	wg.Go(func() {
 		for i := range events {
@@ -284,6 +353,35 @@ func TestStressRealTransports(t *testing.T) {
 		"nothing left pending once every agent has its answer or is gone")
 	require.NoError(t, b.Server.Close())
 	assert.ErrorIs(t, <-served, agentproto.ErrServerClosed)
-	t.Logf("%d agents × %d requests and %d vanishing agents in %v: %d answered by the extension, %d refused as too large, %d timed out, %d MB of payloads and results",
-		agents, perAgent, vanishing, elapsed.Round(time.Millisecond), answered.Load(), tooLarge.Load(), timedOut.Load(), sent.Load()>>20)
+	t.Logf("%d agents × %d requests (%d in flight each) and %d vanishing agents in %v: %d answered by the extension, %d refused as too large, %d timed out, %d MB of payloads and results",
+		agents, perAgent, inFlight, vanishing, elapsed.Round(time.Millisecond), answered.Load(), tooLarge.Load(), timedOut.Load(), sent.Load()>>20)
+	// The heaviest test of the package stays within its memory budget
+	// (TestMain checks the whole package's peak again at the end).
+	if peak, err := peakmem.Peak(); err == nil {
+		t.Logf("peak resident memory of the test binary so far: %s", peakmem.Format(peak))
+		assert.NoError(t, peakmem.Check(peakLimit))
+	}
+}
+
+func TestStressChecks(t *testing.T) {
+	for _, size := range []int{0, 3, 4, 5, 100, wire.CopyLimit + 1} {
+		p := stressPayload(7, 42, 9, size)
+		assert.True(t, isStressPayload(p, 7, 42, 9, size), "size %d", size)
+		assert.False(t, isStressPayload(p, 7, 43, 9, size), "another request's")
+		assert.False(t, isStressPayload(p[:len(p)-1], 7, 42, 9, size), "cut")
+		for _, at := range []int{0, len(p) / 2, len(p) - 3, len(p) - 1} {
+			bad := slices.Clone(p)
+			bad[at] ^= 1
+			assert.False(t, isStressPayload(bad, 7, 42, 9, size), "size %d, byte %d changed", size, at)
+		}
+		r := stressResult(7, 42, size)
+		assert.True(t, isStressResult(r, 7, 42, size), "size %d", size)
+		assert.False(t, isStressResult(r, 8, 42, size))
+		assert.False(t, isStressResult(append(slices.Clone(r), ' '), 7, 42, size))
+		if size > 0 {
+			bad := slices.Clone(r)
+			bad[len(bad)-3] ^= 1
+			assert.False(t, isStressResult(bad, 7, 42, size), "last byte of the fill changed")
+		}
+	}
 }

@@ -84,18 +84,12 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 
 	apiToken := randomHex(16)
 	socket := filepath.Join(r.dir, "bridge.sock")
-	chromiumTmp, err := r.chromiumTempDir()
-	if err != nil {
-		return "", err
-	}
-	r.logf("Chromium's TMPDIR: %s", chromiumTmp)
 	b, err := browsertest.Launch(ctx, &browsertest.Options{
 		Chromium: chromium,
 		HostPath: host,
 		Env: []string{
 			agentproto.EnvToken + "=" + apiToken,
 			agentproto.EnvSocket + "=" + socket,
-			"TMPDIR=" + chromiumTmp,
 		},
 		Extension: extension.Config{
 			HubPort:   hubPort,
@@ -109,6 +103,9 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 		return "", err
 	}
 	r.atEnd(func() { _ = b.Close() })
+	// Chromium leaves folders of its own in its TMPDIR: the harness gives
+	// it a private one, which Close removes.
+	r.logf("Chromium's TMPDIR: %s", b.TempDir)
 	r.logf("Chromium started (pid %d) with the reference extension %s", b.Pid(), extension.ID)
 
 	// Wait for both sides, but not for a browser that is gone: a Chromium
@@ -144,38 +141,6 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	r.logf("the extension's service worker dialed the hub (Origin %s, version %s)", info.Origin, info.Version)
 	r.browser = &browserSession{chromium: b, agent: agent, hub: hub, socket: socket, token: apiToken}
 	return "native host started by Chromium and online; service worker connected to the hub", nil
-}
-
-// maxSingletonSocketPath is the longest socket path Chromium can bind:
-// sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, with
-// the terminating NUL. Chromium refuses to start (a FATAL "Socket path too
-// long") when its singleton socket's path in TMPDIR is longer.
-const maxSingletonSocketPath = 103
-
-// chromiumTempDir makes the folder Chromium gets as TMPDIR. Chromium leaves
-// folders of its own there (org.chromium.Chromium.*, holding its singleton
-// socket) when it is stopped, so it gets a private one that goes when the
-// tour ends: inside the run's folder when the socket's path fits, or else
-// a fresh folder in /tmp.
-func (r *runner) chromiumTempDir() (string, error) {
-	dir := filepath.Join(r.dir, "tmp")
-	if !singletonSocketFits(dir) {
-		var err error
-		if dir, err = os.MkdirTemp("/tmp", "agentbridge-chromium-"); err != nil {
-			if dir, err = os.MkdirTemp("", "agentbridge-chromium-"); err != nil {
-				return "", err
-			}
-		}
-		r.atEnd(func() { os.RemoveAll(dir) })
-		return dir, nil
-	}
-	return dir, os.Mkdir(dir, 0o700)
-}
-
-// singletonSocketFits says whether Chromium's singleton socket fits in a
-// sockaddr_un when TMPDIR is tmp.
-func singletonSocketFits(tmp string) bool {
-	return len(filepath.Join(tmp, "org.chromium.Chromium.XXXXXX", "SingletonSocket")) <= maxSingletonSocketPath
 }
 
 // saveScreenshot writes data to a new file in Options.ScreenshotDir (or

@@ -203,35 +203,6 @@ func TestRunWithNoBrowser(t *testing.T) {
 	assert.NotContains(t, s, "FAILED")
 }
 
-// TestChromiumTempDir: Chromium's TMPDIR is a private folder in the run's
-// folder, or in /tmp when a socket path there would be too long for
-// Chromium to start; either goes at the end of the tour.
-func TestChromiumTempDir(t *testing.T) {
-	short, err := os.MkdirTemp("", "d")
-	require.NoError(t, err)
-	defer os.RemoveAll(short)
-	long := filepath.Join(t.TempDir(), strings.Repeat("long-folder-name/", 5))
-	require.NoError(t, os.MkdirAll(long, 0o700))
-	require.False(t, singletonSocketFits(long))
-
-	for _, runDir := range []string{short, long} {
-		r := &runner{dir: runDir}
-		dir, err := r.chromiumTempDir()
-		require.NoError(t, err)
-		assert.DirExists(t, dir)
-		assert.True(t, singletonSocketFits(dir), dir)
-		if runDir == short {
-			assert.Equal(t, filepath.Join(short, "tmp"), dir)
-			assert.Empty(t, r.cleanups)
-		} else {
-			assert.NotContains(t, dir, runDir)
-			require.Len(t, r.cleanups, 1)
-			r.cleanups[0]()
-			assert.NoDirExists(t, dir)
-		}
-	}
-}
-
 func TestCheckDisplay(t *testing.T) {
 	env := func(vars map[string]string) func(string) string {
 		return func(k string) string { return vars[k] }

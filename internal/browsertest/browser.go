@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,9 @@ type Options struct {
 	HostPath string
 	// Env holds extra environment variables, "KEY=value", for Chromium.
 	// Native hosts inherit Chromium's environment, so this is how
-	// settings such as WEBOPERATOR_API_TOKEN reach a host.
+	// settings such as WEBOPERATOR_API_TOKEN reach a host. A TMPDIR here
+	// is Chromium's, and Close leaves it; without one Chromium gets a
+	// private TMPDIR (see Browser.TempDir).
 	Env []string
 	// Headful shows a browser window (a display is needed) instead of
 	// running headless.
@@ -81,6 +84,13 @@ type Browser struct {
 	ProfileDir string
 	// ExtensionDir is the extension folder given to --load-extension.
 	ExtensionDir string
+	// TempDir is Chromium's TMPDIR, which its native hosts inherit.
+	// Chromium leaves folders of its own there when it is stopped
+	// (org.chromium.Chromium.*, holding its singleton socket), so unless
+	// Options.Env sets TMPDIR it is a private folder Close removes: Dir/tmp,
+	// or a new folder in /tmp when Chromium's socket path would not fit in
+	// a Unix socket address under Dir.
+	TempDir string
 	// HostManifest is the path of the installed native host manifest, or
 	// "" when Options.HostPath was empty.
 	HostManifest string
@@ -93,6 +103,8 @@ type Browser struct {
 	log      *slog.Logger
 	keepDir  bool
 	ownDir   bool
+	madeTemp bool      // Launch made TempDir
+	tempOut  bool      // and it is outside Dir
 	hostPath string    // the host executable, symlinks resolved
 	devtools *devtools // nil unless Options.DevTools
 	closeMu  sync.Mutex
@@ -157,6 +169,12 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 	if err := extension.Write(b.ExtensionDir, o.Extension); err != nil {
 		return nil, err
 	}
+	if b.TempDir = envValue(o.Env, "TMPDIR"); b.TempDir == "" {
+		if b.TempDir, b.tempOut, err = makeTempDir(b.Dir); err != nil {
+			return nil, err
+		}
+		b.madeTemp = true
+	}
 	if o.HostPath != "" {
 		if b.HostManifest, err = installHost(b.ProfileDir, o.HostPath, o.Extension.NativeHost); err != nil {
 			return nil, err
@@ -177,6 +195,7 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 		// Chromium writes caches under XDG folders: keep them in Dir.
 		"XDG_CONFIG_HOME="+filepath.Join(b.Dir, "xdg-config"),
 		"XDG_CACHE_HOME="+filepath.Join(b.Dir, "xdg-cache"),
+		"TMPDIR="+b.TempDir,
 	)
 	b.cmd.Env = append(b.cmd.Env, o.Env...)
 	b.cmd.Env = append(b.cmd.Env, MarkerEnv+"="+b.marker)
@@ -219,6 +238,49 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// maxSingletonSocketPath is the longest socket path Chromium can bind:
+// sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, with
+// the terminating NUL. Chromium refuses to start (a FATAL "Socket path too
+// long") when its singleton socket's path in TMPDIR is longer.
+const maxSingletonSocketPath = 103
+
+// singletonSocketFits says whether Chromium's singleton socket fits in a
+// sockaddr_un when TMPDIR is tmp.
+func singletonSocketFits(tmp string) bool {
+	return len(filepath.Join(tmp, "org.chromium.Chromium.XXXXXX", "SingletonSocket")) <= maxSingletonSocketPath
+}
+
+// makeTempDir makes Chromium's private TMPDIR: dir/tmp when the singleton
+// socket fits there, else a new folder in /tmp (or the system's temporary
+// folder), which outside says is not in dir.
+func makeTempDir(dir string) (tmp string, outside bool, err error) {
+	tmp = filepath.Join(dir, "tmp")
+	if singletonSocketFits(tmp) {
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return "", false, fmt.Errorf("browsertest: %w", err)
+		}
+		return tmp, false, nil
+	}
+	if tmp, err = os.MkdirTemp("/tmp", "browsertest-tmp-*"); err != nil {
+		if tmp, err = os.MkdirTemp("", "browsertest-tmp-*"); err != nil {
+			return "", false, fmt.Errorf("browsertest: %w", err)
+		}
+	}
+	return tmp, true, nil
+}
+
+// envValue returns the value of the last KEY=value entry of env for key,
+// as exec.Cmd applies them, or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 func installHost(profile, hostPath, name string) (string, error) {
@@ -378,16 +440,25 @@ func (b *Browser) shutdown() error {
 }
 
 func (b *Browser) removeDir() error {
+	var err error
+	if b.madeTemp && b.tempOut {
+		// Only Chromium's leftovers: removed even with KeepDir.
+		if err = os.RemoveAll(b.TempDir); err != nil {
+			return fmt.Errorf("browsertest: removing %s: %w", b.TempDir, err)
+		}
+	}
 	if b.keepDir || b.Dir == "" {
 		return nil
 	}
-	var err error
 	if b.ownDir {
 		err = os.RemoveAll(b.Dir)
 	} else {
 		// A folder the caller gave is kept; only what Launch made goes.
 		err = errors.Join(os.RemoveAll(b.ProfileDir), os.RemoveAll(b.ExtensionDir),
 			os.RemoveAll(filepath.Join(b.Dir, "xdg-config")), os.RemoveAll(filepath.Join(b.Dir, "xdg-cache")))
+		if b.madeTemp && !b.tempOut {
+			err = errors.Join(err, os.RemoveAll(b.TempDir))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("browsertest: removing %s: %w", b.Dir, err)

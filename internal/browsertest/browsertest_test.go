@@ -380,3 +380,47 @@ func TestStartCleansUpAfterAFailedTest(t *testing.T) {
 	require.NoError(t, json.Unmarshal(cfg, &parsed))
 	assert.Equal(t, false, parsed["native"].(map[string]any)["enabled"])
 }
+
+// TestLaunchLeavesNothingInTMPDIR: Chromium leaves folders of its own
+// (org.chromium.Chromium.*, holding its singleton socket) in its TMPDIR
+// when it is stopped, so it runs with a private one that Close removes:
+// the caller's TMPDIR is as it was.
+func TestLaunchLeavesNothingInTMPDIR(t *testing.T) {
+	host, relay := relayHost(t) // built and listening before TMPDIR changes
+	long := filepath.Join(t.TempDir(), strings.Repeat("long-folder-name/", 5))
+	own := t.TempDir()
+	tmp, err := os.MkdirTemp("", "t")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+
+	for _, dir := range []string{
+		"",   // a temporary folder of Launch's own, in TMPDIR
+		long, // given, and too long for the socket's path under it
+	} {
+		b, err := browsertest.Launch(t.Context(), &browsertest.Options{HostPath: host, Env: []string{relay.Env()}, Dir: dir})
+		require.NoError(t, err)
+		acceptHello(t, relay) // up: its extension started the host
+		assert.DirExists(t, b.TempDir)
+		assert.LessOrEqual(t, len(filepath.Join(b.TempDir, "org.chromium.Chromium.XXXXXX", "SingletonSocket")), 103,
+			"Chromium can bind its singleton socket there")
+		if dir != "" {
+			assert.NotContains(t, b.TempDir, dir, "a folder of its own in /tmp")
+		}
+		require.NoError(t, b.Close())
+		assert.NoDirExists(t, b.TempDir)
+		left, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		for _, e := range left {
+			t.Errorf("left in TMPDIR: %s", e.Name())
+		}
+	}
+
+	// A TMPDIR the caller gives is Chromium's, and stays.
+	b, err := browsertest.Launch(t.Context(), &browsertest.Options{HostPath: host, Env: []string{relay.Env(), "TMPDIR=" + own}})
+	require.NoError(t, err)
+	acceptHello(t, relay)
+	assert.Equal(t, own, b.TempDir)
+	require.NoError(t, b.Close())
+	assert.DirExists(t, own)
+}

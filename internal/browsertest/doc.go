@@ -7,8 +7,10 @@
 // executable into <profile>/NativeMessagingHosts (so nothing is written to
 // the home directory), and starts Chromium headless in its own process
 // group, with extra environment variables that the native hosts it starts
-// inherit. Close stops Chromium and every process it started, native hosts
-// included, and removes the folder.
+// inherit. Chromium gets a private TMPDIR there (Browser.TempDir), as it
+// leaves folders of its own (org.chromium.Chromium.*) in its TMPDIR. Close
+// stops Chromium and every process it started, native hosts included, and
+// removes the folder.
 //
 // The core (Launch, Browser, BuildBinary, FindChromium, ListenRelay) needs
 // no *testing.T, so a program such as the demo uses it too. Start, Build,
