@@ -105,7 +105,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Logs go to stderr and, as notifications/message, to every MCP client
+	// that set a level (logging/setLevel): a bridge connection lost, a
+	// site without tools, a site's pacing.
+	clientLog := mcptools.NewClientLogHandler(nil)
+	defer clientLog.Close()
+	logger := slog.New(slog.NewMultiHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), clientLog))
 	// The SDK logs every session's start and end at Info: only with -v.
 	sdkLogger := logger
 	if !*verbose {
@@ -155,8 +160,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbridge-mcp", Version: version}, &mcp.ServerOptions{
 		Instructions: strings.Join(instructions, " "),
 		Logger:       sdkLogger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
 	})
+	clientLog.Attach(server)
 	if useBridge {
 		// agentproto.Dial checks that the socket's server runs as this
 		// user, so a socket planted by someone else never sees the token.
