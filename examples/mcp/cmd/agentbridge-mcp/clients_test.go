@@ -150,7 +150,7 @@ func TestConformance(t *testing.T) {
 	proxyURL := "http://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port) + "/"
 	path := socketPath(t)
 	startBridge(t, path, newStandIn(), nil)
-	server, _ := startHTTP(t, bridgeEnv(path, bridgeToken), "--allow-origin", strings.TrimSuffix(proxyURL, "/"))
+	server, serverLog := startHTTP(t, bridgeEnv(path, bridgeToken), "-v", "--allow-origin", strings.TrimSuffix(proxyURL, "/"))
 	target, err := url.Parse(server)
 	require.NoError(t, err)
 	proxy := &http.Server{Handler: &httputil.ReverseProxy{
@@ -170,6 +170,11 @@ func TestConformance(t *testing.T) {
 		"server-sse-polling", "server-sse-multiple-streams", "dns-rebinding-protection",
 	} {
 		t.Run(scenario, func(t *testing.T) {
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the server's log (-v):\n%s", serverLog)
+				}
+			})
 			out := n.run(t, nil, suite, "server", "--url", proxyURL, "--scenario", scenario)
 			assert.Regexp(t, `Passed: \d+/\d+, 0 failed`, out)
 			t.Logf("%s", out)
