@@ -49,6 +49,7 @@ type ClientLogHandler struct {
 // clientLogItem is a record to send, or (done non-nil) a marker closed when
 // the records before it are sent.
 type clientLogItem struct {
+	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 	p    *mcp.LoggingMessageParams
 	done chan struct{}
 }
@@ -112,6 +113,7 @@ func (st *clientLogState) run() {
 			for ss := range server.Sessions() {
 				// Log applies the session's level, and ends with
 				// the session.
+				//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 				_ = ss.Log(context.Background(), item.p)
 			}
 		}
@@ -137,6 +139,7 @@ func (h *ClientLogHandler) Handle(_ context.Context, r slog.Record) error {
 		data[h.group+a.Key] = a.Value.Resolve().String()
 		return true
 	})
+	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 	p := &mcp.LoggingMessageParams{Level: mcpLevel(r.Level), Logger: h.st.name, Data: data}
 	select {
 	case h.st.queue <- clientLogItem{p: p}:
@@ -177,6 +180,8 @@ func (h *ClientLogHandler) WithGroup(name string) slog.Handler {
 
 // mcpLevel is the MCP logging level of an slog level: the highest MCP level
 // at or below it.
+//
+//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 func mcpLevel(l slog.Level) mcp.LoggingLevel {
 	switch {
 	case l >= mcp.LevelEmergency:

@@ -96,7 +96,7 @@ func TestCaptureResources(t *testing.T) {
 	_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: links[0].URI})
 	var werr *jsonrpc.Error
 	require.True(t, errors.As(err, &werr), "%v", err)
-	assert.Equal(t, int64(mcp.CodeResourceNotFound), werr.Code)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), werr.Code)
 
 	// A snapshot is kept as its structured content.
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}})
@@ -173,7 +173,7 @@ func TestSiteResources(t *testing.T) {
 	_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: SiteManifestURIPrefix + "2/manifest"})
 	var werr *jsonrpc.Error
 	require.True(t, errors.As(err, &werr), "%v", err)
-	assert.Equal(t, int64(mcp.CodeResourceNotFound), werr.Code)
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), werr.Code)
 	assert.Contains(t, werr.Message, "127.0.0.1:1")
 }
 

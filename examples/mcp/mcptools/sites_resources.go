@@ -56,7 +56,7 @@ func (st *Sites) AddResources(s *mcp.Server) {
 			}
 			if err != nil {
 				raw, _ := json.Marshal(err.Error()) // a string always encodes: control characters visible
-				return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("no WebAgents manifest at %s: %s", page, raw)}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no WebAgents manifest at %s: %s", page, raw)}
 			}
 			data, err := json.Marshal(d.Manifest)
 			if err != nil {

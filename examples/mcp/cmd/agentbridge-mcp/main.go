@@ -162,6 +162,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		Instructions: strings.Join(instructions, " "),
 		Logger:       sdkLogger,
 		Capabilities: &mcp.ServerCapabilities{
+			//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 			Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
