@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // firstProtocolWithoutBatches is the protocol version that removed JSON-RPC
@@ -65,6 +66,18 @@ func (b *batcher) saw(msg jsonrpc.Message) []byte {
 	switch {
 	case req.Method == "initialize" && req.IsCall():
 		b.initID = req.ID
+	case req.Method == "server/discover" && req.IsCall():
+		// Protocol 2026-07-28 has no initialize: the version is in each
+		// request's _meta, starting with the discovery (an initialize
+		// after a failed one names the version again).
+		var p struct {
+			Meta map[string]any `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
+				b.version = v
+			}
+		}
 	case req.Method == "notifications/cancelled" && !req.IsCall():
 		var p struct {
 			RequestID any `json:"requestId"`

@@ -204,6 +204,18 @@ func TestStdioBatches(t *testing.T) {
 	s.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
 	assert.Equal(t, float64(10), s.next()["id"])
 
+	// At 2026-07-28, which has no initialize, the discovery names the
+	// protocol, and batches are refused.
+	s3, _ := startRaw(t, nil)
+	s3.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	require.NotNil(t, s3.next()["result"], "%v", s3.all)
+	s3.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	reply := s3.next()
+	e, _ := reply["error"].(map[string]any)
+	require.NotNil(t, e, "a batch at 2026-07-28 is refused: %v", reply)
+	assert.Equal(t, "Invalid Request: JSON-RPC batches are not supported", e["message"])
+
 	// At 2025-06-18 batches are refused, as the protocol says.
 	s2, _ := startRaw(t, nil)
 	s2.send(strings.Replace(initLine, "%s", "2025-06-18", 1))
