@@ -147,7 +147,9 @@ func TestConformance(t *testing.T) {
 	n := newNodeClients(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	proxyURL := "http://localhost:" + fmt.Sprint(ln.Addr().(*net.TCPAddr).Port) + "/"
+	// 127.0.0.1, not localhost: Node may try ::1 first, where the proxy
+	// does not listen, and a loaded machine can make that a timeout.
+	proxyURL := "http://" + ln.Addr().String() + "/"
 	path := socketPath(t)
 	startBridge(t, path, newStandIn(), nil)
 	server, serverLog := startHTTP(t, bridgeEnv(path, bridgeToken), "-v", "--allow-origin", strings.TrimSuffix(proxyURL, "/"))
