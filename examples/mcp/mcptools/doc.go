@@ -14,9 +14,17 @@
 //
 // It also has the two transports the agentbridge-mcp command serves:
 // [StdioTransport], a stdio transport that answers a malformed line with a
-// JSON-RPC error and keeps the session (the SDK's ends it), and
-// [NewHTTPHandler], the streamable HTTP handler behind a bearer token and
-// loopback Host/Origin checks.
+// JSON-RPC error and keeps the session (the SDK's ends it) and accepts
+// JSON-RPC batches up to protocol 2025-03-26, and [NewHTTPHandler], the
+// streamable HTTP handler behind a bearer token and loopback Host/Origin
+// checks, with resumable streams, protocol 2026-07-28 on a stateless handler
+// and JSON-RPC errors where the SDK answers plain text.
+//
+// And what a first-class server offers besides tools: [AddCaptureResources]
+// keeps screenshots and snapshots as resources linked from their results,
+// [Sites.AddResources] makes webagents_status and each site's manifest
+// resources, [ClientLogHandler] sends the server's log to clients at the
+// level each set, and [AddErrorCodes] gives every error a JSON-RPC code.
 //
 // # Quick start
 //
@@ -38,8 +46,13 @@
 // # Limits
 //
 // A stdio line is at most [DefaultMaxLineLength] bytes (16 MiB, the SDK's
-// default) unless StdioTransport.MaxLineLength says otherwise; an HTTP request
-// body at most [DefaultMaxRequestBodyBytes] (4 MiB). The sources keep their
+// default) unless StdioTransport.MaxLineLength says otherwise, a batch at
+// most [DefaultMaxBatchLength] (100) messages; an HTTP request body at most
+// [DefaultMaxRequestBodyBytes] (4 MiB), the events kept for resuming streams
+// [DefaultEventStoreBytes] (10 MiB). Capture resources are at most
+// [DefaultMaxCaptures] (32) and [DefaultMaxCaptureBytes] (64 MiB), the
+// oldest dropped first; log records wait for clients in a queue of
+// [DefaultClientLogQueue] (64), dropped when it is full. The sources keep their
 // own packages' limits: the agent protocol client's response size, the hub's
 // frame limits and command timeouts, the webagents client's document and
 // response caps and, for the default site client, its transport's 64 KiB of

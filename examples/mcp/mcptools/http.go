@@ -18,6 +18,12 @@ import (
 // accepts when HTTPOptions.MaxRequestBodyBytes is zero.
 const DefaultMaxRequestBodyBytes = 4 << 20
 
+// DefaultEventStoreBytes is how many bytes of server-sent events
+// [NewHTTPHandler]'s server keeps for clients to resume a stream from
+// (Last-Event-ID), across all sessions, when HTTPOptions.MaxEventStoreBytes
+// is zero: the oldest events are dropped first.
+const DefaultEventStoreBytes = 10 << 20
+
 // DefaultSessionTimeout is how long an HTTP session may stay idle before
 // [NewHTTPHandler]'s server closes it, when HTTPOptions.SessionTimeout is
 // zero.
@@ -41,6 +47,11 @@ type HTTPOptions struct {
 	// long, so abandoned sessions do not pile up. Zero means
 	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxEventStoreBytes bounds the server-sent events kept so that a
+	// client whose stream broke can resume it with Last-Event-ID (the
+	// go-sdk's MemoryEventStore; the oldest are dropped first). Zero means
+	// DefaultEventStoreBytes.
+	MaxEventStoreBytes int
 	// Logger receives refused requests (never tokens). Nil is silent.
 	Logger *slog.Logger
 }
@@ -56,6 +67,19 @@ var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
 // Served by [agentproto.NewHTTPServer], each request that passes the guard
 // is marked with [agentproto.HTTPAuthenticated], so that connections
 // without the token are the ones that server bounds and closes.
+//
+// Behind the guard are two go-sdk handlers for server. Requests at protocol
+// 2026-07-28 or later (their Mcp-Protocol-Version header says so, as that
+// protocol requires of every request) go to a stateless one, since the SDK
+// serves that sessionless protocol only there; the others go to a stateful
+// one with sessions and resumable streams: a client whose event stream broke
+// reconnects with Last-Event-ID and gets what it missed, from a store bounded
+// by MaxEventStoreBytes. A request the SDK refuses with a plain-text 4xx
+// (an unknown method, a request without its params, a notification it does
+// not know, a malformed body, an unknown session) gets the same status with
+// a JSON-RPC error instead, carrying the request's id when the body was one
+// request: -32601 for an unknown method, -32602 for missing params, -32700
+// for a body that is not JSON, -32600 otherwise.
 func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error) {
 	if opts == nil || opts.Token == "" {
 		return nil, ErrNoToken
@@ -68,17 +92,37 @@ func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error)
 	if idle == 0 {
 		idle = DefaultSessionTimeout
 	}
-	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: limit, SessionTimeout: idle, Logger: opts.Logger})
-	g := &httpGuard{next: inner, token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
+	eventBytes := opts.MaxEventStoreBytes
+	if eventBytes <= 0 {
+		eventBytes = DefaultEventStoreBytes
+	}
+	events := mcp.NewMemoryEventStore(nil)
+	events.SetMaxBytes(eventBytes)
+	get := func(*http.Request) *mcp.Server { return server }
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: limit, SessionTimeout: idle, Logger: opts.Logger, EventStore: events,
+	})
+	// Cancellation at 2026-07-28 is the client closing its request: it
+	// cancels the tool call.
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: limit, Logger: opts.Logger, Stateless: true, PropagateRequestCancellation: true,
+	})
+	g := &httpGuard{stateful: stateful, stateless: stateless, limit: limit,
+		token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
 	return g, nil
 }
 
+// firstSessionlessProtocol is the first MCP protocol version without
+// sessions (SEP-2575), which the go-sdk serves on stateless handlers only.
+const firstSessionlessProtocol = "2026-07-28"
+
 type httpGuard struct {
-	next    http.Handler
-	token   []byte
-	origins []string
-	logger  *slog.Logger
+	stateful  http.Handler
+	stateless http.Handler
+	limit     int64
+	token     []byte
+	origins   []string
+	logger    *slog.Logger
 }
 
 func (g *httpGuard) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
@@ -124,7 +168,11 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the connection no longer counts against its bound on connections
 	// without a token while this request lasts.
 	agentproto.HTTPAuthenticated(r)
-	g.next.ServeHTTP(w, r)
+	next := g.stateful
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= firstSessionlessProtocol {
+		next = g.stateless
+	}
+	serveJSONRPCErrors(next, w, r, g.limit)
 }
 
 func loopbackAddr(remote string) bool {

@@ -26,8 +26,20 @@ const DefaultMaxLineLength = mcp.DefaultMaxLineLength
 // null and goes on:
 //
 //   - a line that is not JSON: -32700 "Parse error";
-//   - JSON that is not one JSON-RPC message, a batch (an array), or a line
-//     longer than MaxLineLength: -32600 "Invalid Request".
+//   - JSON that is not one JSON-RPC message or a batch, or a line longer
+//     than MaxLineLength: -32600 "Invalid Request".
+//
+// A batch (a JSON array of messages) is accepted until the session has
+// negotiated protocol 2025-06-18 or later, which removed batching, as the
+// go-sdk's own transports do: 2025-03-26 requires servers to accept them.
+// Its requests run as single ones, and their responses go out together, as
+// one array on one line, once each is answered (a request the client
+// cancelled is left out); its notifications get none. An element that is not
+// a JSON-RPC message, or a request whose id another request of the session's
+// batches holds, is answered in that array with -32600. An empty batch, or
+// one of more than MaxBatchLength messages, gets one -32600 with id null. At
+// 2025-06-18 and later a batch gets -32600 "JSON-RPC batches are not
+// supported".
 //
 // Empty lines are skipped. End of input ends the session.
 //
@@ -43,7 +55,16 @@ type StdioTransport struct {
 	// MaxLineLength is the longest line accepted, in bytes. Zero means
 	// DefaultMaxLineLength.
 	MaxLineLength int
+	// MaxBatchLength is the most messages a batch may hold. Zero means
+	// DefaultMaxBatchLength.
+	MaxBatchLength int
 }
+
+// DefaultMaxBatchLength is the most messages a JSON-RPC batch may hold on a
+// [StdioTransport] when its MaxBatchLength is zero: a batch's responses are
+// kept until the last is ready, so its length bounds what one line can make
+// the server hold.
+const DefaultMaxBatchLength = 100
 
 // Connect returns the connection. It starts one goroutine, which reads In
 // (so that Close can interrupt a Read); it ends at the end of In, or at the
@@ -54,13 +75,19 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxLineLength
 	}
+	maxBatch := t.MaxBatchLength
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatchLength
+	}
 	out := &lockedWriter{w: t.Out}
+	b := &batcher{maxLen: maxBatch}
 	c := &stdioConn{
 		out:      out,
+		batches:  b,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 	}
-	lines := &lineReader{r: bufio.NewReaderSize(t.In, 64<<10), out: out, limit: limit}
+	lines := &lineReader{r: bufio.NewReaderSize(t.In, 64<<10), out: out, limit: limit, batches: b}
 	go c.readLoop(lines)
 	return c, nil
 }
@@ -73,6 +100,7 @@ type readResult struct {
 // stdioConn is the [mcp.Connection] of a [StdioTransport].
 type stdioConn struct {
 	out       *lockedWriter
+	batches   *batcher
 	incoming  chan readResult
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -112,6 +140,15 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if batch, inBatch := c.batches.respond(resp); inBatch {
+			if batch == nil {
+				return nil // the batch waits for other responses
+			}
+			_, err := c.out.Write(batch)
+			return err
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %w", err)
@@ -145,21 +182,30 @@ const (
 	invalidRequestLine = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}` + "\n"
 	batchRefusedLine   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not supported"}}` + "\n"
 	tooLongLine        = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: line too long"}}` + "\n"
+	emptyBatchLine     = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: empty batch"}}` + "\n"
+	longBatchLine      = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batch too long"}}` + "\n"
 )
 
 // lineReader reads the JSON-RPC messages of r, one per line. Other lines are
 // answered on out and dropped.
 type lineReader struct {
-	r     *bufio.Reader
-	out   io.Writer
-	limit int
-	line  []byte // the line being read (reused: decoding copies)
-	err   error  // the error to return once the current line is handled
+	r       *bufio.Reader
+	out     io.Writer
+	limit   int
+	batches *batcher          // nil: batches are refused
+	queue   []jsonrpc.Message // the rest of the last batch
+	line    []byte            // the line being read (reused: decoding copies)
+	err     error             // the error to return once the current line is handled
 }
 
 // next returns the next valid message, answering bad lines on its way.
 func (l *lineReader) next() (jsonrpc.Message, error) {
 	for {
+		if len(l.queue) > 0 {
+			msg := l.queue[0]
+			l.queue = l.queue[1:]
+			return msg, nil
+		}
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -171,14 +217,30 @@ func (l *lineReader) next() (jsonrpc.Message, error) {
 			if len(line) == 0 {
 				continue
 			}
+			if line[0] == '[' && l.batches.accepted() && json.Valid(line) {
+				var answer []byte
+				l.queue, answer = l.batches.add(line)
+				l.write(answer)
+				continue
+			}
 			msg, reply = decodeLine(line)
+			if reply == "" {
+				l.write(l.batches.saw(msg))
+				return msg, nil
+			}
 		}
-		if reply == "" {
-			return msg, nil
-		}
-		if _, err := io.WriteString(l.out, reply); err != nil {
-			l.err = err
-		}
+		l.write([]byte(reply))
+	}
+}
+
+// write writes an answer of the reader's own; an error ends the reading
+// once the current line is handed on.
+func (l *lineReader) write(answer []byte) {
+	if len(answer) == 0 {
+		return
+	}
+	if _, err := l.out.Write(answer); err != nil {
+		l.err = err
 	}
 }
 

@@ -168,6 +168,11 @@ func mcpCaller(b *testing.B, bin, socket, tool string, wantError bool, args ...s
 func lineCaller(b *testing.B, bin, socket, tool string) func(ctx context.Context) error {
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), bridgeEnv(socket, bridgeToken)...)
+	return lineCallerCmd(b, cmd, tool)
+}
+
+// lineCallerCmd is lineCaller for any MCP server command: cmd is started.
+func lineCallerCmd(b *testing.B, cmd *exec.Cmd, tool string) func(ctx context.Context) error {
 	call, notify := lineClient(b, cmd)
 	_, err := call(b.Context(), "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
 	require.NoError(b, err)

@@ -88,6 +88,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		allowIrreversible = fs.Bool("allow-irreversible", false, "allow WebAgents actions whose effect is irreversible")
 		httpAddr          = fs.String("http", "", "serve streamable HTTP on this loopback address instead of stdio (token: $"+envHTTPToken+", else a new one printed on stderr)")
 		origins           siteList
+		imageLinks        = fs.Bool("image-links", false, "leave screenshots out of tool results, giving only their resource link (clients with protocol 2025-06-18 or later); the image is read with resources/read")
 		verbose           = fs.Bool("v", false, "log debug messages")
 	)
 	fs.Var(&hub, "hub", "embed an extension-bridge hub for the browser extension, on ADDR (default "+extbridge.DefaultAddr+"; token: $"+envHubToken+", else a new one printed on stderr)")
@@ -105,7 +106,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Logs go to stderr and, as notifications/message, to every MCP client
+	// that set a level (logging/setLevel): a bridge connection lost, a
+	// site without tools, a site's pacing.
+	clientLog := mcptools.NewClientLogHandler(nil)
+	defer clientLog.Close()
+	logger := slog.New(slog.NewMultiHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), clientLog))
 	// The SDK logs every session's start and end at Info: only with -v.
 	sdkLogger := logger
 	if !*verbose {
@@ -155,8 +161,19 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	server := mcp.NewServer(&mcp.Implementation{Name: "agentbridge-mcp", Version: version}, &mcp.ServerOptions{
 		Instructions: strings.Join(instructions, " "),
 		Logger:       sdkLogger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{
+			//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+			Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
 	})
+	clientLog.Attach(server)
+	mcptools.AddErrorCodes(server)
+	if useBridge || hub.on {
+		// Screenshots and snapshots stay readable as resources (the last
+		// 32, 64 MiB at most), linked from their results.
+		mcptools.AddCaptureResources(server, &mcptools.CaptureOptions{LinksOnly: *imageLinks})
+	}
 	if useBridge {
 		// agentproto.Dial checks that the socket's server runs as this
 		// user, so a socket planted by someone else never sees the token.
@@ -180,6 +197,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	}
 	if discovered != nil {
 		discovered.AddTools(server)
+		discovered.AddResources(server)
 	}
 
 	if *httpAddr != "" {

@@ -59,6 +59,11 @@ func (s *rawSession) next() map[string]any {
 	case line, ok := <-s.out:
 		require.True(s.t, ok, "stdout closed")
 		s.all = append(s.all, line)
+		if strings.HasPrefix(line, "[") { // a batch's responses
+			var batch []any
+			require.NoError(s.t, json.Unmarshal([]byte(line), &batch), "stdout line is not JSON: %q", line)
+			return map[string]any{"batch": batch}
+		}
 		var m map[string]any
 		require.NoError(s.t, json.Unmarshal([]byte(line), &m), "stdout line is not JSON: %q", line)
 		return m
@@ -163,4 +168,58 @@ func TestStdoutOnlyMCP(t *testing.T) {
 	logs := stderr.String()
 	assert.Contains(t, logs, "extension hub token")
 	assert.Contains(t, logs, "webagents site has no tools")
+}
+
+// TestStdioBatches: at 2025-03-26, whose servers must accept JSON-RPC
+// batches, a batch's requests are answered together in one array (its
+// notifications and a cancelled request get nothing, an invalid element an
+// error in place); at 2025-06-18 a batch is refused.
+func TestStdioBatches(t *testing.T) {
+	s, _ := startRaw(t, nil)
+	// The initialize request itself may come in a batch.
+	s.send("[" + strings.Replace(initLine, "%s", "2025-03-26", 1) + "]")
+	init := s.next()
+	require.IsType(t, []any{}, init["batch"], "%v", s.all)
+	s.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"},42,{"jsonrpc":"2.0","id":"p","method":"ping"},` +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":9,"method":"no/such/method"}]`)
+	batch := s.next()["batch"].([]any)
+	require.Len(t, batch, 5, "%v", s.all)
+	assert.Equal(t, float64(2), batch[0].(map[string]any)["id"])
+	assert.NotEmpty(t, batch[0].(map[string]any)["result"].(map[string]any)["tools"])
+	assert.Equal(t, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": float64(-32600), "message": "Invalid Request"}}, batch[1])
+	assert.Equal(t, map[string]any{"jsonrpc": "2.0", "id": "p", "result": map[string]any{}}, batch[2])
+	assert.Equal(t, float64(-32600), batch[3].(map[string]any)["error"].(map[string]any)["code"], "a duplicate id")
+	assert.Equal(t, float64(9), batch[4].(map[string]any)["id"])
+	assert.Equal(t, float64(-32601), batch[4].(map[string]any)["error"].(map[string]any)["code"])
+
+	// Notifications alone get no answer; an empty batch gets one error.
+	s.send(`[{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}]`)
+	s.send(`[]`)
+	assert.Equal(t, "Invalid Request: empty batch", s.next()["error"].(map[string]any)["message"])
+	s.send(`[` + strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/initialized"},`, 100) + `1]`)
+	assert.Equal(t, "Invalid Request: batch too long", s.next()["error"].(map[string]any)["message"])
+
+	// Single messages go on as before.
+	s.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
+	assert.Equal(t, float64(10), s.next()["id"])
+
+	// At 2026-07-28, which has no initialize, the discovery names the
+	// protocol, and batches are refused.
+	s3, _ := startRaw(t, nil)
+	s3.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	require.NotNil(t, s3.next()["result"], "%v", s3.all)
+	s3.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	reply := s3.next()
+	e, _ := reply["error"].(map[string]any)
+	require.NotNil(t, e, "a batch at 2026-07-28 is refused: %v", reply)
+	assert.Equal(t, "Invalid Request: JSON-RPC batches are not supported", e["message"])
+
+	// At 2025-06-18 batches are refused, as the protocol says.
+	s2, _ := startRaw(t, nil)
+	s2.send(strings.Replace(initLine, "%s", "2025-06-18", 1))
+	s2.next()
+	s2.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`)
+	assert.Equal(t, "Invalid Request: JSON-RPC batches are not supported", s2.next()["error"].(map[string]any)["message"])
 }

@@ -1,0 +1,37 @@
+package mcptools
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// AddErrorCodes gives every error a request of s ends with a JSON-RPC code:
+// the go-sdk sends an error that is not a *jsonrpc.Error (a handler's plain
+// error, its own "duplicate initialize") with code 0, which JSON-RPC does not
+// define. Such an error becomes -32600 Invalid Request for initialize (a
+// second one) and -32603 Internal error otherwise, with its message
+// unchanged; coded errors, and the context's errors of a cancelled request,
+// pass as they are.
+func AddErrorCodes(s *mcp.Server) {
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err == nil {
+				return res, nil
+			}
+			var coded *jsonrpc.Error
+			if errors.As(err, &coded) && coded.Code != 0 ||
+				errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return res, err // a cancelled request is the SDK's to answer, or not
+			}
+			code := int64(jsonrpc.CodeInternalError)
+			if method == "initialize" {
+				code = jsonrpc.CodeInvalidRequest
+			}
+			return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+		}
+	})
+}

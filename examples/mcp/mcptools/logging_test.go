@@ -1,0 +1,66 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestClientLogHandler: the server's log records reach each client as
+// notifications/message at or above the level the client set, and none
+// before it sets one.
+func TestClientLogHandler(t *testing.T) {
+	h := NewClientLogHandler(nil)
+	defer h.Close()
+	logger := slog.New(h).With("source", "test")
+	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"},
+		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+	h.Attach(server)
+	calls := 0
+	server.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls++
+			logger.Info("an info record")
+			logger.WithGroup("g").Warn("bridge connection lost", "socket", "/tmp/s", "call", calls)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
+	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+	got := make(chan *mcp.LoggingMessageParams, 10)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params },
+	}).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer func() { cs.Close(); ss.Wait() }()
+
+	// No level set: nothing is sent; then a warning level.
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	h.sent()
+	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+	require.NoError(t, cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "warning"}))
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	select {
+	case p := <-got:
+		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+		assert.Equal(t, mcp.LoggingLevel("warning"), p.Level)
+		data, _ := json.Marshal(p.Data)
+		assert.JSONEq(t, `{"msg":"bridge connection lost","source":"test","g.socket":"/tmp/s","g.call":"2"}`, string(data))
+	case <-time.After(30 * time.Second):
+		t.Fatal("no log notification")
+	}
+	// The first one received is the second call's: the first call's
+	// were logged before the client set a level, the info one is below
+	// it.
+}
