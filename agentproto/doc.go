@@ -68,7 +68,8 @@
 // not read: [DefaultMaxQueuedBytes], after which it is disconnected so that
 // it cannot hold the others up; bytes queued for all clients together
 // (socket clients and HTTP event streams, writes in progress included):
-// [DefaultMaxTotalQueuedBytes], beyond which the client holding the most is
+// [DefaultMaxTotalQueuedBytes], beyond which the slowest client (the one
+// that has gone longest without reading while bytes waited for it) is
 // disconnected first. Client frames: [DefaultMaxResponseSize]
 // read; requests over ClientOptions.MaxRequestSize ([DefaultMaxRequestSize])
 // are refused before they are written. [Server.Serve] retries failed

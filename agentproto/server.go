@@ -50,7 +50,8 @@ const (
 	// DefaultMaxTotalQueuedBytes is the default limit of reply and event
 	// bytes waiting to be written to all the clients of a server together
 	// (socket clients and the HTTP API's event streams). When it would be
-	// exceeded, the client with the most bytes waiting is disconnected.
+	// exceeded, the slowest client is disconnected: the one that has gone
+	// longest without reading while bytes waited for it.
 	DefaultMaxTotalQueuedBytes = 256 << 20
 )
 
@@ -117,8 +118,9 @@ type ServerOptions struct {
 	// MaxTotalQueuedBytes limits the bytes waiting to be written to all
 	// clients together, socket clients and the HTTP API's event streams,
 	// a write in progress included. When a reply or an event would exceed
-	// it, the client with the most bytes waiting (the slowest reader) is
-	// disconnected, with a log line saying why, until it fits; clients
+	// it, the slowest client (the one that has gone longest without taking
+	// bytes while some waited for it; the one with the most among equals)
+	// is disconnected, with a log line saying why, until it fits; clients
 	// that read are served on. Zero means [DefaultMaxTotalQueuedBytes].
 	MaxTotalQueuedBytes int
 
@@ -881,8 +883,8 @@ func appendError(dst, id []byte, msg string) []byte {
 	return append(wire.AppendString(dst, msg), '}')
 }
 
-// dropSlow disconnects a client whose queue overflowed, or that holds the
-// most bytes when the server's total is reached. The caller must not hold
+// dropSlow disconnects a client whose queue overflowed, or that is the
+// slowest when the server's total is reached. The caller must not hold
 // the server's or the connection's lock.
 func (c *serverConn) dropSlow(err error) {
 	switch {
@@ -890,8 +892,11 @@ func (c *serverConn) dropSlow(err error) {
 		c.srv.log.Warn("agentproto: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
 		c.close()
 	case errors.Is(err, wire.ErrOverBudget):
-		c.srv.logOverBudget(c.out.Held())
-		c.close()
+		// Through the budget's own path (overBudget), which runs once
+		// per queue: the budget may also have evicted this queue for
+		// another's frame meanwhile, and the client is dropped and
+		// logged once.
+		c.out.Evict(err)
 	}
 }
 
@@ -904,7 +909,7 @@ func (c *serverConn) overBudget(held int64) {
 }
 
 func (s *Server) logOverBudget(held int64) {
-	s.log.Warn("agentproto: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one had the most",
+	s.log.Warn("agentproto: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one has gone longest without reading",
 		"limit", s.budget.Limit(), "waiting", held)
 }
 

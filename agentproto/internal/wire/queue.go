@@ -111,9 +111,14 @@ type Queue struct {
 	queued  int // bytes in partial, segs and own[ownOff:]
 	// held is queued plus the bytes of a write in progress: what the
 	// queue holds against its budget. heldA mirrors it for Held.
-	held    int64
-	heldA   atomic.Int64
-	closed  bool
+	held   int64
+	heldA  atomic.Int64
+	sinceA atomic.Uint64 // Since: the budget's tick of the last progress
+	closed bool
+	// closedA mirrors closed, for Push to see without the lock that a
+	// closed queue asks the budget for nothing (its reservation could
+	// evict another client on behalf of one already gone).
+	closedA atomic.Bool
 	err     error
 	writing bool          // a batch is being written, by Run or by Send
 	parked  bool          // Run waits for signal
@@ -144,6 +149,10 @@ func NewQueue(w FrameWriter, opts QueueOptions) *Queue {
 // in progress included.
 func (q *Queue) Held() int64 { return q.heldA.Load() }
 
+// Since returns the budget's tick at which the queue last wrote bytes or
+// started holding any; 0 while it holds nothing.
+func (q *Queue) Since() uint64 { return q.sinceA.Load() }
+
 // Evict closes the queue, releasing what it holds, and calls
 // QueueOptions.OnEvict, which says why. A Budget calls it.
 func (q *Queue) Evict(error) {
@@ -153,6 +162,7 @@ func (q *Queue) Evict(error) {
 		return
 	}
 	q.closed = true
+	q.closedA.Store(true)
 	held := q.held
 	q.dropQueued()
 	q.mu.Unlock()
@@ -172,6 +182,18 @@ func (q *Queue) addHeld(n int64) {
 	q.heldA.Store(q.held)
 	if n < 0 && q.opts.Budget != nil {
 		q.opts.Budget.Release(-n)
+		// Bytes left the queue: progress, unless it is now empty.
+		q.markProgress()
+	}
+}
+
+// markProgress sets Since from the queue's bytes: a new tick while it
+// holds some, 0 once it holds none. q.mu is held.
+func (q *Queue) markProgress() {
+	if q.held == 0 {
+		q.sinceA.Store(0)
+	} else {
+		q.sinceA.Store(q.opts.Budget.Tick())
 	}
 }
 
@@ -215,14 +237,17 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 	if !copied {
 		cost += relCap(rel1) + relCap(rel2)
 	}
-	if b := q.opts.Budget; b != nil {
+	reserved := false
+	if b := q.opts.Budget; b != nil && !q.closedA.Load() {
 		// Reserved before q.mu is taken: it may evict another queue,
-		// which takes that queue's lock.
+		// which takes that queue's lock. A closed queue reserves
+		// nothing: it fails below.
 		if err := b.Reserve(q, cost); err != nil {
 			rel1.Release()
 			rel2.Release()
 			return err
 		}
+		reserved = true
 	}
 	q.mu.Lock()
 	if q.closed || (q.opts.MaxQueued > 0 && q.queued > 0 && q.queued+n+4 > q.opts.MaxQueued) {
@@ -234,14 +259,19 @@ func (q *Queue) push(head, body, tail []byte, rel1, rel2 *Buffer, direct bool) e
 			}
 		}
 		q.mu.Unlock()
-		if b := q.opts.Budget; b != nil {
-			b.Release(cost)
+		if reserved {
+			q.opts.Budget.Release(cost)
 		}
 		rel1.Release()
 		rel2.Release()
 		return err
 	}
-	q.held += cost
+	if q.held == 0 && q.opts.Budget != nil {
+		q.held = cost
+		q.markProgress() // it starts holding bytes: its clock starts now
+	} else {
+		q.held += cost
+	}
 	q.heldA.Store(q.held)
 	q.own = binary.LittleEndian.AppendUint32(q.own, uint32(n))
 	q.own = append(q.own, head...)
@@ -470,6 +500,7 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
+		q.closedA.Store(true)
 		q.dropQueued()
 	}
 	q.mu.Unlock()
