@@ -870,6 +870,19 @@ func waitTask(ctx context.Context, c Caller, timeout time.Duration, payload json
 	for {
 		select {
 		case o := <-waited:
+			// Events sent before the answer are already buffered.
+			for events != nil {
+				select {
+				case e, ok := <-events:
+					if !ok {
+						events = nil
+					} else if p, ok := steps.observe(e); ok {
+						progress(p)
+					}
+				default:
+					events = nil
+				}
+			}
 			return o.final, o.err
 		case e, ok := <-events:
 			if !ok {

@@ -361,3 +361,85 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 		assert.Equal(t, "No LLM configured", re.Message)
 	})
 }
+
+// TestCallToolGoalCancelled: a goal whose call is cancelled once its task
+// started stops the task (tasks.stop {id}); before, the task ran on.
+func TestCallToolGoalCancelled(t *testing.T) {
+	for _, during := range []string{agentproto.TypeTasksStart, agentproto.TypeTasksWait} {
+		t.Run("during "+during, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stopped := make(chan struct{})
+			b, requests := recordingBridge(t, func(r *agentprototest.Request) (any, error) {
+				if r.Type == during {
+					cancel() // the client cancels while the command runs
+					if during == agentproto.TypeTasksWait {
+						select { // the wait goes on until the task stops
+						case <-stopped:
+						case <-t.Context().Done():
+						}
+						return json.RawMessage(`null`), nil
+					}
+				}
+				switch r.Type {
+				case agentproto.TypeTasksStart:
+					return json.RawMessage(`{"id":"t1","status":"idle"}`), nil
+				case agentproto.TypeTasksStop:
+					close(stopped)
+					return json.RawMessage(`{"ok":true}`), nil
+				}
+				return nil, errorString("unexpected " + r.Type)
+			})
+			c, err := b.Dial(t.Context(), nil)
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = agentproto.CallTool(ctx, c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+			require.ErrorIs(t, err, context.Canceled)
+			got := requests()
+			require.NotEmpty(t, got)
+			last := got[len(got)-1]
+			assert.Equal(t, agentproto.TypeTasksStop, last.Type)
+			assert.JSONEq(t, `{"id":"t1"}`, string(last.Payload))
+		})
+	}
+}
+
+// TestCallToolGoalProgressPerStep: through a Client (an EventCaller) each
+// finished step of the task is one progress report, with the plan's
+// length as the total.
+func TestCallToolGoalProgressPerStep(t *testing.T) {
+	var b *agentprototest.Bridge
+	b, _ = recordingBridge(t, func(r *agentprototest.Request) (any, error) {
+		switch r.Type {
+		case agentproto.TypeTasksStart:
+			return json.RawMessage(`{"id":"t1","status":"idle"}`), nil
+		case agentproto.TypeTasksWait:
+			for _, e := range []string{
+				`{"kind":"task:update","task":{"id":"t1","status":"running","plan":{"steps":[{"description":"open"},{"description":"read"},{"description":"answer"}]}}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"running"}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"ok","toolCall":{"name":"navigate"}}}`,
+				`{"kind":"task:step","taskId":"other","step":{"id":"x","index":0,"status":"ok"}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s2","index":1,"status":"fail","toolCall":{"name":"click"}}}`,
+			} {
+				if err := b.Extension.Emit(json.RawMessage(e)); err != nil {
+					return nil, err
+				}
+			}
+			return json.RawMessage(`{"id":"t1","status":"done","steps":[{},{},{}]}`), nil
+		}
+		return nil, errorString("unexpected " + r.Type)
+	})
+	c, err := b.Dial(t.Context(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	var got []agentproto.ToolProgress
+	_, err = agentproto.CallTool(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g","timeoutMs":5000}`),
+		&agentproto.CallToolOptions{Progress: func(p agentproto.ToolProgress) { got = append(got, p) }})
+	require.NoError(t, err)
+	assert.Equal(t, []agentproto.ToolProgress{
+		{Message: "Task t1 started; waiting up to 5s for it to finish"},
+		{Done: 1, Total: 3, Message: "Step 1 (navigate): ok"},
+		{Done: 2, Total: 3, Message: "Step 2 (click): fail"},
+		{Done: 3, Total: 3, Message: "Task t1 is done"},
+	}, got)
+}
