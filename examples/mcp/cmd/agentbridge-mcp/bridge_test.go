@@ -31,10 +31,12 @@ type standIn struct {
 	// request's context ends; waiting is signalled on waiting.
 	waitGate chan struct{}
 	waiting  chan struct{}
+	// stopped is signalled on each tasks.stop.
+	stopped chan struct{}
 }
 
 func newStandIn() *standIn {
-	return &standIn{payloads: map[string]json.RawMessage{}, waiting: make(chan struct{}, 1)}
+	return &standIn{payloads: map[string]json.RawMessage{}, waiting: make(chan struct{}, 1), stopped: make(chan struct{}, 1)}
 }
 
 func (s *standIn) payload(typ string) json.RawMessage {
@@ -66,6 +68,13 @@ func (s *standIn) handler() agentprototest.Handler {
 		s.payloads[r.Type] = append(json.RawMessage(nil), r.Payload...)
 		gate := s.waitGate
 		s.mu.Unlock()
+		if r.Type == agentproto.TypeTasksStop {
+			select {
+			case s.stopped <- struct{}{}:
+			default:
+			}
+			return map[string]any{"ok": true}, nil
+		}
 		if r.Type == agentproto.TypeTasksWait && gate != nil {
 			s.waiting <- struct{}{}
 			select {
