@@ -33,6 +33,8 @@ type standIn struct {
 	waiting  chan struct{}
 	// stopped is signalled on each tasks.stop.
 	stopped chan struct{}
+	// beforeWait, when set, runs as tasks.wait arrives (to emit events).
+	beforeWait func() error
 }
 
 func newStandIn() *standIn {
@@ -74,6 +76,11 @@ func (s *standIn) handler() agentprototest.Handler {
 			default:
 			}
 			return map[string]any{"ok": true}, nil
+		}
+		if r.Type == agentproto.TypeTasksWait && s.beforeWait != nil {
+			if err := s.beforeWait(); err != nil {
+				return nil, err
+			}
 		}
 		if r.Type == agentproto.TypeTasksWait && gate != nil {
 			s.waiting <- struct{}{}
