@@ -170,7 +170,8 @@ const toolDefs = `[
 // Output schemas of the tools' structured results.
 const (
 	// commandOutputSchema: {"result": …}, the extension's result as sent.
-	commandOutputSchema = `{"type":"object","properties":{"result":{"description":"The extension's result, as it sent it."}},"required":["result"]}`
+	commandOutputSchema = `{"type":"object","properties":{"result":{"description":"The extension's result, as it sent it."},` +
+		`"omitted":{"type":"string","description":"Why result is null: it nests too deep for MCP's messages (the text has it)."}},"required":["result"]}`
 	// screenshotOutputSchema: the result without its image data, and
 	// what the image is (its bytes are the call's image content).
 	screenshotOutputSchema = `{"type":"object","properties":{` +
@@ -688,9 +689,38 @@ func newToolResult(res json.RawMessage) *ToolResult {
 	return tr
 }
 
+// MaxStructuredDepth is the deepest result [ToolResult.Structured]
+// carries: the go-sdk (as encoding/json) refuses JSON-RPC messages nested
+// deeper than 1,000 levels, and the message holds the result 4 levels down.
+// A deeper result is {"result": null, "omitted": "…"}; Text has it.
+const MaxStructuredDepth = 990
+
 // wrapResult is {"result": res}.
 func wrapResult(res json.RawMessage) json.RawMessage {
+	if jsonDepth(res) > MaxStructuredDepth {
+		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(MaxStructuredDepth) + ` levels: the text has it"}`)
+	}
 	return append(append([]byte(`{"result":`), bytes.TrimSpace(res)...), '}')
+}
+
+// jsonDepth is how deep the valid JSON text b nests its containers.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // screenshotStructured is a screenshot's structured result: the result

@@ -16,7 +16,13 @@
 // [StdioTransport], a stdio transport that answers a malformed line with a
 // JSON-RPC error and keeps the session (the SDK's ends it), and
 // [NewHTTPHandler], the streamable HTTP handler behind a bearer token and
-// loopback Host/Origin checks.
+// loopback Host/Origin checks; [CancelTransport], which sends no response
+// to a request the client cancelled, as MCP says; and [KeepToolOrder], which
+// lists tools in the order they were added rather than by name.
+//
+// A bridge tool's first text is the reference MCP server's, byte for byte,
+// and its structured content the whole result, valid against the tool's
+// output schema; every tool has a title and annotations.
 //
 // # Quick start
 //
@@ -25,7 +31,7 @@
 //	defer bridge.Close()
 //	mcptools.AddBridgeTools(server, bridge)
 //	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
-//	err := server.Run(ctx, &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout})
+//	err := server.Run(ctx, &mcptools.CancelTransport{Transport: &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout}})
 //
 // # Errors
 //
@@ -50,7 +56,7 @@
 // Tool handlers run concurrently, one goroutine per call, as the SDK calls
 // them; every source is safe for concurrent use. A call's context ends when
 // the client cancels the request or the session ends, and that cancels the
-// underlying bridge call, hub command or batch.
+// underlying bridge call, hub command or batch, and stops a goal's task.
 //
 // # Security
 //
