@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,57 @@ func (w *wire) messages(t *testing.T) []map[string]json.RawMessage {
 	return out
 }
 
+// tapped is a session of the go-sdk client with the built binary over its
+// standard streams, each direction recorded.
+type tapped struct {
+	cs             *mcp.ClientSession
+	cmd            *exec.Cmd
+	sent, received wire
+}
+
+func startTapped(t *testing.T, env []string, args ...string) (*tapped, *syncBuffer) {
+	cmd, stderr := command(t, env, args...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	s := &tapped{cmd: cmd}
+	clientIn := s.received.tap(stdout)
+	pr, pw := io.Pipe()
+	go func() { _, _ = io.Copy(stdin, s.sent.tap(pr)); stdin.Close() }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s.cs, err = client.Connect(t.Context(), &mcp.IOTransport{Reader: io.NopCloser(clientIn), Writer: pw}, nil)
+	require.NoError(t, err, "stderr:\n%s", stderr)
+	return s, stderr
+}
+
+// assertNoResponse ends the session, waits for the server to exit (so that
+// everything it wrote is recorded), and checks that the call of tool was
+// cancelled and got no response.
+func (s *tapped) assertNoResponse(t *testing.T, tool string) {
+	require.NoError(t, s.cs.Close())
+	<-s.received.ended
+	require.NoError(t, s.cmd.Wait())
+	var id json.RawMessage
+	for _, m := range s.sent.messages(t) {
+		if string(m["method"]) == `"tools/call"` && bytes.Contains(m["params"], []byte(`"`+tool+`"`)) {
+			id = m["id"]
+		}
+	}
+	require.NotNil(t, id, "the request")
+	cancelled := false
+	for _, m := range s.sent.messages(t) {
+		cancelled = cancelled || (string(m["method"]) == `"notifications/cancelled"` && bytes.Contains(m["params"], id))
+	}
+	assert.True(t, cancelled, "the client sent notifications/cancelled")
+	for _, m := range s.received.messages(t) {
+		if _, isRequest := m["method"]; !isRequest && string(m["id"]) == string(id) {
+			t.Errorf("the cancelled request got a response: %s%s", m["result"], m["error"])
+		}
+	}
+}
+
 // TestBridgeCancelStopsTheGoal: the go-sdk client cancels a goal against the
 // built binary while its task runs; the server stops the task (tasks.stop
 // with its id) and sends no response to the cancelled request, as MCP says
@@ -67,25 +119,12 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 	ext.waitGate = make(chan struct{})
 	defer close(ext.waitGate)
 	startBridge(t, path, ext, nil)
-
-	cmd, stderr := command(t, bridgeEnv(path, bridgeToken))
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	var sent, received wire
-	clientIn := received.tap(stdout)
-	pr, pw := io.Pipe()
-	go func() { _, _ = io.Copy(stdin, sent.tap(pr)); stdin.Close() }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: io.NopCloser(clientIn), Writer: pw}, nil)
-	require.NoError(t, err, "stderr:\n%s", stderr)
+	s, _ := startTapped(t, bridgeEnv(path, bridgeToken))
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "wait"}})
+		_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "wait"}})
 		done <- err
 	}()
 	select {
@@ -101,29 +140,8 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 		t.Fatal("the task was never stopped")
 	}
 	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
-	// The session goes on; then it ends, and the server exits: everything it
-	// wrote has been recorded.
-	res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+	// The session goes on.
+	res := call(t, s.cs, agentproto.ToolSnapshot, map[string]any{})
 	assert.False(t, res.IsError, text(res))
-	require.NoError(t, cs.Close())
-	<-received.ended
-	require.NoError(t, cmd.Wait())
-
-	var goalID json.RawMessage
-	for _, m := range sent.messages(t) {
-		if string(m["method"]) == `"tools/call"` && bytes.Contains(m["params"], []byte(agentproto.ToolExecuteGoal)) {
-			goalID = m["id"]
-		}
-	}
-	require.NotNil(t, goalID, "the goal's request")
-	cancelled := false
-	for _, m := range sent.messages(t) {
-		cancelled = cancelled || (string(m["method"]) == `"notifications/cancelled"` && bytes.Contains(m["params"], goalID))
-	}
-	assert.True(t, cancelled, "the client sent notifications/cancelled")
-	for _, m := range received.messages(t) {
-		if _, isResponse := m["method"]; !isResponse && string(m["id"]) == string(goalID) {
-			t.Errorf("the cancelled request got a response: %s%s", m["result"], m["error"])
-		}
-	}
+	s.assertNoResponse(t, agentproto.ToolExecuteGoal)
 }
