@@ -302,16 +302,8 @@ func (c *jsCanon) escape() {
 	e := c.src[c.pos+1]
 	c.pos += 2
 	switch e {
-	case 'b':
-		c.out = append(c.out, `\b`...)
-	case 'f':
-		c.out = append(c.out, `\f`...)
-	case 'n':
-		c.out = append(c.out, `\n`...)
-	case 'r':
-		c.out = append(c.out, `\r`...)
-	case 't':
-		c.out = append(c.out, `\t`...)
+	case 'b', 'f', 'n', 'r', 't':
+		c.out = appendJSRune(c.out, rune("\b\f\n\r\t"[strings.IndexByte("bfnrt", e)]))
 	case 'u':
 		u := c.hex4()
 		if u >= 0xd800 && u < 0xdc00 && c.pos+6 <= len(c.src) && c.src[c.pos] == '\\' && c.src[c.pos+1] == 'u' {
