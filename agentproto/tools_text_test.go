@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -169,4 +170,14 @@ func TestToolStructuredResults(t *testing.T) {
 	res, err := agentproto.CallTool(t.Context(), results, "browser_screenshot", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":{"kind":"screenshot","tabId":3},"image":{"mimeType":"image/jpeg","size":4}}`, string(res.Structured), "no image data twice")
+
+	// A result too deep for an MCP message is left out of the structure.
+	deep := strings.Repeat("[", agentproto.MaxStructuredDepth+1) + strings.Repeat("]", agentproto.MaxStructuredDepth+1)
+	res, err = agentproto.CallTool(t.Context(), fixedCaller(deep), "browser_snapshot", nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"result":null,"omitted":"the result nests deeper than 990 levels: the text has it"}`, string(res.Structured))
+	shallow := strings.Repeat("[", agentproto.MaxStructuredDepth) + strings.Repeat("]", agentproto.MaxStructuredDepth)
+	res, err = agentproto.CallTool(t.Context(), fixedCaller(shallow), "browser_snapshot", nil, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"result":`+shallow+`}`, string(res.Structured))
 }

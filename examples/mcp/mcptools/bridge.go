@@ -69,7 +69,9 @@ func annotations(readOnly, destructive, idempotent, openWorld bool) *mcp.ToolAnn
 	return &mcp.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: &openWorld}
 }
 
-// bridgeResult is the MCP result of a bridge tool's result, by kind.
+// bridgeResult is the MCP result of a bridge tool's result, by kind: one
+// function per kind, which what a kind adds (resource links for snapshots
+// and screenshots) extends; tool names the tool.
 func bridgeResult(tool string, res *agentproto.ToolResult) *mcp.CallToolResult {
 	if res.Image != nil {
 		return screenshotResult(res)
