@@ -418,16 +418,28 @@ type jsValue json.RawMessage
 
 // get is v?.[key]: the member's value (the last of duplicates), or
 // undefined when v is not an object or has no such member.
-func (v jsValue) get(key string) jsValue {
+func (v jsValue) get(key string) jsValue { return v.object().get(key) }
+
+// jsObject is an object's members (the last of duplicates), decoded once
+// for several reads; nil for a value that is not an object.
+type jsObject map[string]json.RawMessage
+
+// object returns v's members when it is an object.
+func (v jsValue) object() jsObject {
 	v = jsValue(bytes.TrimSpace(v))
 	if len(v) == 0 || v[0] != '{' {
 		return nil
 	}
-	var members map[string]json.RawMessage
+	var members jsObject
 	if json.Unmarshal(v, &members) != nil {
 		return nil
 	}
-	if m, ok := members[key]; ok {
+	return members
+}
+
+// get is the member key's value, or undefined.
+func (o jsObject) get(key string) jsValue {
+	if m, ok := o[key]; ok {
 		return jsValue(m)
 	}
 	return nil

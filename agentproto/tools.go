@@ -1004,14 +1004,19 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 		return &GoalSummary{Status: StatusFailed, Error: notFound},
 			jsStringify(json.RawMessage(`{"ok":false,"status":"failed","error":"` + notFound + `"}`))
 	}
-	steps, _ := task.get("steps").items()
+	t := task.object() // each object decoded once: a task may be large
+	steps, _ := t.get("steps").items()
 	var answer jsValue
 	// extracted is the reference's list (an extract step's result twice),
 	// for the text; perStep each step's once, for the summary.
 	var extracted, perStep []jsValue
-	for _, step := range steps {
-		if tc := step.get("toolCall"); tc.truthy() {
-			args := tc.get("arguments").or(jsValue("{}"))
+	for _, stepValue := range steps {
+		step := stepValue.object()
+		result := step.get("result")
+		r := result.object()
+		if tcValue := step.get("toolCall"); tcValue.truthy() {
+			tc := tcValue.object()
+			args := tc.get("arguments").or(jsValue("{}")).object()
 			name, _ := tc.get("name").isString()
 			if name == "done" {
 				if v := args.get("answer").or(args.get("text")).or(args.get("note")).or(args.get("summary")); v.truthy() {
@@ -1019,11 +1024,11 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 				}
 			}
 			// The reference lists an extract step's result twice.
-			if r := step.get("result"); name == "extract" && args.get("instruction").truthy() && r.truthy() && r.get("extracted").truthy() {
+			if name == "extract" && args.get("instruction").truthy() && result.truthy() && r.get("extracted").truthy() {
 				extracted = append(extracted, r.get("extracted"))
 			}
 		}
-		if r := step.get("result"); r.truthy() && !r.get("extracted").undefined() {
+		if result.truthy() && !r.get("extracted").undefined() {
 			extracted = append(extracted, r.get("extracted"))
 			perStep = append(perStep, r.get("extracted"))
 		}
@@ -1038,12 +1043,13 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 			answer = jsString(jsStringify(jsArray(extracted)))
 		}
 	}
-	if plan := task.get("plan"); !answer.truthy() && plan.truthy() {
-		if planSteps, ok := plan.get("steps").items(); ok {
+	if plan := t.get("plan"); !answer.truthy() && plan.truthy() {
+		if planSteps, ok := plan.object().get("steps").items(); ok {
 			var done []string
-			for _, s := range planSteps {
-				if st, _ := s.get("status").isString(); st == "done" {
-					done = append(done, "✓ "+s.get("description").String())
+			for _, planStep := range planSteps {
+				ps := planStep.object()
+				if st, _ := ps.get("status").isString(); st == "done" {
+					done = append(done, "✓ "+ps.get("description").String())
 				}
 			}
 			if len(done) > 0 {
@@ -1051,20 +1057,20 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 			}
 		}
 	}
-	status, _ := task.get("status").isString()
+	status, _ := t.get("status").isString()
 	if !answer.truthy() && status == "done" {
-		answer = jsString(`Goal completed successfully: "` + task.get("goal").String() + `"`)
+		answer = jsString(`Goal completed successfully: "` + t.get("goal").String() + `"`)
 	} else if !answer.truthy() && status == "failed" {
-		answer = jsString("Goal failed: " + task.get("error").or(jsString("Unknown error")).String())
+		answer = jsString("Goal failed: " + t.get("error").or(jsString("Unknown error")).String())
 	}
 	if !answer.truthy() {
 		answer = jsString("")
 	}
 
 	summary := &GoalSummary{OK: status == "done", Status: TaskStatus(status), Answer: answer.String(), StepCount: len(steps)}
-	summary.Goal, _ = task.get("goal").isString()
-	summary.Error, _ = task.get("error").isString()
-	summary.ModelUsed, _ = task.get("modelUsed").isString()
+	summary.Goal, _ = t.get("goal").isString()
+	summary.Error, _ = t.get("error").isString()
+	summary.ModelUsed, _ = t.get("modelUsed").isString()
 	for _, e := range perStep {
 		summary.Extracted = append(summary.Extracted, json.RawMessage(e))
 	}
@@ -1080,15 +1086,15 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 			b.Write(bytes.TrimSpace(v))
 		}
 	}
-	member("status", task.get("status"))
-	member("goal", task.get("goal"))
+	member("status", t.get("status"))
+	member("goal", t.get("goal"))
 	member("answer", answer)
 	if len(extracted) > 0 {
 		member("extracted", jsValue(jsArray(extracted)))
 	}
 	member("stepCount", jsValue(strconv.Itoa(len(steps))))
-	member("error", task.get("error"))
-	member("modelUsed", task.get("modelUsed"))
+	member("error", t.get("error"))
+	member("modelUsed", t.get("modelUsed"))
 	b.WriteByte('}')
 	return summary, jsStringify(b.Bytes())
 }

@@ -397,9 +397,8 @@ func TestCallToolGoalCancelled(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			got := requests()
 			require.NotEmpty(t, got)
-			last := got[len(got)-1]
-			assert.Equal(t, agentproto.TypeTasksStop, last.Type)
-			assert.JSONEq(t, `{"id":"t1"}`, string(last.Payload))
+			assert.Equal(t, agentproto.TypeTasksStop, got[len(got)-1].Type)
+			assert.JSONEq(t, `{"id":"t1"}`, string(got[len(got)-1].Payload))
 		})
 	}
 }
