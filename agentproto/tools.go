@@ -14,7 +14,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
@@ -554,11 +553,7 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 	if err := callWithin(ctx, c, timeout, typ, orderedObject(payload), &res); err != nil {
 		return nil, err
 	}
-	tr := newToolResult(res)
-	if tr.Image == nil {
-		tr.Text = commandText(name, a, res)
-	}
-	return tr, nil
+	return newToolResult(name, a, res), nil
 }
 
 // commandText is the reference's text of the result res of tool name
@@ -676,17 +671,14 @@ func orderedObject(members map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
-// newToolResult builds a tool's result from the command's raw result.
-func newToolResult(res json.RawMessage) *ToolResult {
-	tr := &ToolResult{Result: res, Structured: wrapResult(res)}
+// newToolResult builds the result of tool name, called with the arguments
+// a, from the command's raw result.
+func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessage) *ToolResult {
 	if img := resultImage(res); img != nil {
-		tr.Image = img
-		tr.Text = "Screenshot (" + img.MIMEType + ", " + strconv.Itoa(len(img.Data)) + " bytes)"
-		tr.Structured = screenshotStructured(res, img)
-		return tr
+		return &ToolResult{Result: res, Image: img, Structured: screenshotStructured(res, img),
+			Text: "Screenshot (" + img.MIMEType + ", " + strconv.Itoa(len(img.Data)) + " bytes)"}
 	}
-	tr.Text = resultText(res)
-	return tr
+	return &ToolResult{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
 }
 
 // MaxStructuredDepth is the deepest result [ToolResult.Structured]
@@ -745,24 +737,6 @@ func screenshotStructured(res json.RawMessage, img *Image) json.RawMessage {
 		return wrapResult(json.RawMessage("null"))
 	}
 	return b
-}
-
-// resultText is the reference's text of a result: a string as is,
-// anything else as JSON indented by two spaces, within safeprint's limits
-// (64 levels indented, 16 MiB), so that a deeply nested result cannot cost
-// memory with the square of its depth.
-func resultText(res json.RawMessage) string {
-	if len(res) > 0 && res[0] == '"' {
-		var s string
-		if json.Unmarshal(res, &s) == nil {
-			return s
-		}
-	}
-	out, err := safeprint.IndentString(res, nil)
-	if err != nil {
-		return string(res)
-	}
-	return out
 }
 
 // resultImage decodes the image a result carries in dataUrl (what the
