@@ -78,11 +78,17 @@
 // write [DefaultHTTPWriteTimeout] to make progress, and keeps at most
 // [DefaultMaxUnauthHTTPConns] connections that are not serving an
 // authenticated request, in any state.
-// A tool result's [ToolResult.Text] indents JSON as json.Indent does only
-// 64 levels deep (deeper containers are written compactly) and stops at
+// A tool result's [ToolResult.Text] (the reference MCP server's text:
+// JSON as JavaScript's JSON.stringify writes it) is indented only 64
+// levels deep (deeper containers are written compactly) and stops at
 // 16 MiB with a line saying how many of the result's bytes were left out:
 // a deeply nested result costs the size of its text, never the square of
-// its depth. Every limit is checked before allocating.
+// its depth; reordering objects as JavaScript orders their members copies
+// at most four times the result's size (beyond that, the result's own
+// order is kept). [ToolResult.Structured] carries results at most
+// [MaxStructuredDepth] levels deep. A cancelled weboperator_execute_goal
+// stops its task within [StopTaskTimeout]. Every limit is checked before
+// allocating.
 //
 // # Concurrency
 //

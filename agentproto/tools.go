@@ -14,7 +14,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
@@ -25,10 +24,34 @@ import (
 type Tool struct {
 	// Name is the tool's name, such as "browser_click".
 	Name string
+	// Title is a short name for people, such as "Click an element" (this
+	// project's: the reference has none).
+	Title string
 	// Description tells a model what the tool does.
 	Description string
 	// InputSchema is the JSON Schema (type object) of the arguments.
 	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema (type object) of the tool's
+	// [ToolResult.Structured] (this project's: the reference has none).
+	OutputSchema json.RawMessage
+	// Annotations say what the tool may do, as MCP's tool annotations.
+	Annotations ToolAnnotations
+}
+
+// ToolAnnotations are hints about a tool's effects, with the meanings of
+// MCP's tool annotations; every field is meant as given (MCP's defaults
+// for a missing hint do not apply).
+type ToolAnnotations struct {
+	// ReadOnly: the tool does not change the page or the browser.
+	ReadOnly bool
+	// Destructive: the tool may do what cannot be undone (submit a form,
+	// delete something). Meaningful when ReadOnly is false.
+	Destructive bool
+	// Idempotent: repeating a call with the same arguments has no further
+	// effect. Meaningful when ReadOnly is false.
+	Idempotent bool
+	// OpenWorld: the tool reaches web pages, an open world.
+	OpenWorld bool
 }
 
 // Tool names, in the order [Tools] lists them.
@@ -49,6 +72,11 @@ const (
 // reference extension of this project does not implement it (it answers
 // "Unknown bridge request: browser.solve_captcha").
 const TypeSolveCaptcha = "browser.solve_captcha"
+
+// CaptchaTypes are the captcha types browser_solve_captcha's schema lists,
+// the newer reference's nine. [CallTool] forwards any other string as
+// well: the extension decides what it can solve.
+var CaptchaTypes = []string{"cloudflare", "recaptcha", "hcaptcha", "slider", "image", "audio", "press_and_hold", "pow", "auto"}
 
 // Defaults of the tools, as the reference's.
 const (
@@ -72,6 +100,9 @@ const (
 	// accepts, in bytes: Chrome's 1 MiB limit on what reaches the
 	// extension.
 	MaxToolArgumentsSize = 1 << 20
+	// StopTaskTimeout bounds the tasks.stop that weboperator_execute_goal
+	// sends when its call is cancelled after the task started.
+	StopTaskTimeout = 5 * time.Second
 	// goalWaitMargin is how much longer than the task's own wait the
 	// tasks.wait command may take (the reference's MCP layer adds 10 s).
 	goalWaitMargin = 10 * time.Second
@@ -123,9 +154,9 @@ const toolDefs = `[
    "selector":{"type":"string","description":"Optional CSS selector to scope extraction."}},
   "additionalProperties":false}},
 {"name":"browser_solve_captcha",
- "description":"Attempt to detect and automatically solve or click Cloudflare Turnstile, reCAPTCHA, or hCaptcha verification challenges in the active tab.",
+ "description":"Attempt to detect and automatically solve or click Cloudflare Turnstile, reCAPTCHA, hCaptcha, slider puzzle, or visual text challenges in the active tab.",
  "inputSchema":{"type":"object","properties":{
-   "type":{"type":"string","enum":["cloudflare","recaptcha","hcaptcha","auto"],"description":"Optional captcha type to target (default: auto)."}},
+   "type":{"type":"string","enum":["cloudflare","recaptcha","hcaptcha","slider","image","audio","press_and_hold","pow","auto"],"description":"Optional captcha type to target (default: auto)."}},
   "additionalProperties":false}},
 {"name":"weboperator_execute_goal",
  "description":"Execute an autonomous browser goal end-to-end using WebOperator multi-step planner.",
@@ -134,6 +165,57 @@ const toolDefs = `[
    "timeoutMs":{"type":"number","description":"Maximum timeout in milliseconds (default: 120000)."}},
   "required":["goal"],"additionalProperties":false}}
 ]`
+
+// Output schemas of the tools' structured results.
+const (
+	// commandOutputSchema: {"result": …}, the extension's result as sent.
+	commandOutputSchema = `{"type":"object","properties":{"result":{"description":"The extension's result, as it sent it."},` +
+		`"omitted":{"type":"string","description":"Why result is null: it nests too deep for MCP's messages (the text has it)."}},"required":["result"]}`
+	// screenshotOutputSchema: the result without its image data, and
+	// what the image is (its bytes are the call's image content).
+	screenshotOutputSchema = `{"type":"object","properties":{` +
+		`"result":{"description":"The extension's result, without the image data (dataUrl, dataUri, screenshot)."},` +
+		`"image":{"type":"object","description":"The image in the call's image content.","properties":{` +
+		`"mimeType":{"type":"string"},"size":{"type":"integer","description":"The image's size in bytes."}},"required":["mimeType","size"]}},` +
+		`"required":["result"]}`
+	// goalOutputSchema is [GoalSummary]'s.
+	goalOutputSchema = `{"type":"object","properties":{` +
+		`"ok":{"type":"boolean","description":"Whether the task is done."},` +
+		`"status":{"type":"string","description":"The task's status when the wait ended."},` +
+		`"goal":{"type":"string"},` +
+		`"answer":{"type":"string","description":"The answer of the task's done step, else a step note, what it extracted, its completed plan steps, or a sentence about its status."},` +
+		`"extracted":{"type":"array","description":"Every step's extracted result, as sent."},` +
+		`"stepCount":{"type":"integer"},` +
+		`"error":{"type":"string"},` +
+		`"modelUsed":{"type":"string"},` +
+		`"taskId":{"type":"string","description":"The task's id, for tasks.get or tasks.wait."}},` +
+		`"required":["ok","status","answer","stepCount"]}`
+)
+
+// toolExtras are what this project adds to the reference's catalogue:
+// titles, annotations and output schemas.
+var toolExtras = map[string]struct {
+	title  string
+	ann    ToolAnnotations
+	output string
+}{
+	ToolSnapshot:     {"Snapshot the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
+	ToolNavigate:     {"Navigate to a URL", ToolAnnotations{Idempotent: true, OpenWorld: true}, commandOutputSchema},
+	ToolClick:        {"Click an element", ToolAnnotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
+	ToolType:         {"Type into a field", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
+	ToolPress:        {"Press a key", ToolAnnotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
+	ToolScroll:       {"Scroll the page", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
+	ToolScreenshot:   {"Screenshot the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, screenshotOutputSchema},
+	ToolExtract:      {"Extract from the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
+	ToolSolveCaptcha: {"Solve a captcha", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
+	ToolExecuteGoal:  {"Run a browser goal", ToolAnnotations{Destructive: true, OpenWorld: true}, goalOutputSchema},
+}
+
+// validationSchemas replace a published input schema where [CallTool]
+// accepts more: browser_solve_captcha forwards a type it does not list.
+var validationSchemas = map[string]string{
+	ToolSolveCaptcha: `{"type":"object","properties":{"type":{"type":"string"}},"additionalProperties":false}`,
+}
 
 // compiledTool is a catalogue entry with its compiled schema.
 type compiledTool struct {
@@ -157,20 +239,34 @@ var catalogue = sync.OnceValue(func() []compiledTool {
 		if err := json.Compact(&compact, d.InputSchema); err != nil {
 			panic("agentproto: tool catalogue: " + err.Error())
 		}
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errors.New("no external schemas") }
-		url := "agentproto:tool/" + d.Name
-		if err := c.AddResource(url, bytes.NewReader(compact.Bytes())); err != nil {
-			panic("agentproto: tool catalogue: " + err.Error())
+		validation := compact.Bytes()
+		if v, ok := validationSchemas[d.Name]; ok {
+			validation = []byte(v)
+		}
+		extra, ok := toolExtras[d.Name]
+		if !ok {
+			panic("agentproto: tool catalogue: no title for " + d.Name)
 		}
 		out[i] = compiledTool{
-			Tool:   Tool{Name: d.Name, Description: d.Description, InputSchema: compact.Bytes()},
-			schema: c.MustCompile(url),
+			Tool: Tool{Name: d.Name, Title: extra.title, Description: d.Description, InputSchema: compact.Bytes(),
+				OutputSchema: json.RawMessage(extra.output), Annotations: extra.ann},
+			schema: compileSchema("agentproto:tool/"+d.Name, validation),
 		}
 	}
 	return out
 })
+
+// compileSchema compiles a catalogue's schema (draft 2020-12, no external
+// references).
+func compileSchema(url string, schema []byte) *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errors.New("no external schemas") }
+	if err := c.AddResource(url, bytes.NewReader(schema)); err != nil {
+		panic("agentproto: tool catalogue: " + err.Error())
+	}
+	return c.MustCompile(url)
+}
 
 // Tools returns the tool catalogue in the reference's order: a fresh
 // copy the caller may modify.
@@ -178,7 +274,9 @@ func Tools() []Tool {
 	cat := catalogue()
 	out := make([]Tool, len(cat))
 	for i, t := range cat {
-		out[i] = Tool{Name: t.Name, Description: t.Description, InputSchema: bytes.Clone(t.InputSchema)}
+		out[i] = t.Tool
+		out[i].InputSchema = bytes.Clone(t.InputSchema)
+		out[i].OutputSchema = bytes.Clone(t.OutputSchema)
 	}
 	return out
 }
@@ -281,9 +379,32 @@ func (e *ToolArgumentsError) Error() string {
 
 // CallToolOptions configures [CallTool]. Nil means defaults.
 type CallToolOptions struct {
-	// Progress, if set, is called with short messages during long tools
-	// (weboperator_execute_goal), from [CallTool]'s goroutine.
-	Progress func(message string)
+	// Progress, if set, is called during weboperator_execute_goal, from
+	// [CallTool]'s goroutine: once when the task started (Done 0), then
+	// once per step the task finished, when c also carries the
+	// extension's events ([EventCaller]).
+	Progress func(ToolProgress)
+}
+
+// ToolProgress is one progress report of a long tool.
+type ToolProgress struct {
+	// Done counts what is finished (a task's steps); it grows with each
+	// report.
+	Done int
+	// Total is how many there will be when known (the steps of the task's
+	// plan), else 0. It may grow when the plan does.
+	Total int
+	// Message says what happened, such as "Step 2 (click): ok".
+	Message string
+}
+
+// EventCaller is a [Caller] whose connection also carries the extension's
+// events, such as *[Client]: [CallTool] follows a goal's steps through it
+// for [CallToolOptions].Progress. Subscribe may return nil when there is
+// no connection.
+type EventCaller interface {
+	Caller
+	Subscribe(opts *SubscribeOptions) *Subscription
 }
 
 // ToolResult is the outcome of a tool.
@@ -291,13 +412,28 @@ type ToolResult struct {
 	// Result is the command's result as the extension sent it; for
 	// weboperator_execute_goal, the finished task's [GoalSummary].
 	Result json.RawMessage
-	// Text is what an adapter shows a model, as the reference's: a string
-	// result as is, anything else as indented JSON (two spaces, as
-	// json.Indent; containers nested deeper than 64 levels compact, cut
-	// at 16 MiB with a line saying so). For a screenshot
-	// decoded into Image it is a one-line description instead of the
-	// megabytes of base64.
+	// Text is what an adapter shows a model: byte for byte the text of
+	// the reference MCP server (mcp-server.js), which reads the result as
+	// JavaScript does. browser_navigate: "Navigated to <url>. Current
+	// title: <title>"; browser_click: "Clicked element. <status>";
+	// browser_type: `Typed into element: "<text>". <status>`;
+	// browser_press: `Pressed key "<key>". <status>`; browser_scroll:
+	// "Scrolled <direction>. <status>" (status is the result's, else
+	// "ok"); browser_extract and browser_solve_captcha: a string result as
+	// is; weboperator_execute_goal: the summary's answer, else the summary
+	// as JSON; anything else JSON.stringify(result, null, 2). JSON is
+	// written as JavaScript writes it (its number forms, escapes and
+	// member order), with two limits: containers nested deeper than 64
+	// levels are compact, and the text stops at 16 MiB with a line saying
+	// so. For a screenshot decoded into Image it is a one-line description
+	// instead of the megabytes of base64 (the reference returns the image
+	// alone, and so do MCP adapters).
 	Text string
+	// Structured is the result as a JSON object valid against the tool's
+	// [Tool.OutputSchema]: {"result": <Result>}; for a screenshot the
+	// result without its image data, and {"mimeType", "size"} of Image
+	// under "image"; for weboperator_execute_goal the [GoalSummary].
+	Structured json.RawMessage
 	// Image is the screenshot a result carries (its dataUrl decoded), or
 	// nil.
 	Image *Image
@@ -367,7 +503,7 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	var progress func(string)
+	var progress func(ToolProgress)
 	if opts != nil {
 		progress = opts.Progress
 	}
@@ -417,7 +553,31 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 	if err := callWithin(ctx, c, timeout, typ, orderedObject(payload), &res); err != nil {
 		return nil, err
 	}
-	return newToolResult(res), nil
+	return newToolResult(name, a, res), nil
+}
+
+// commandText is the reference's text of the result res of tool name
+// called with the arguments a.
+func commandText(name string, a map[string]json.RawMessage, res json.RawMessage) string {
+	r := jsValue(res)
+	status := func() string { return r.get("status").or(jsString("ok")).String() }
+	switch name {
+	case ToolNavigate:
+		return "Navigated to " + jsValue(a["url"]).String() + ". Current title: " + r.get("title").or(jsString("")).String()
+	case ToolClick:
+		return "Clicked element. " + status()
+	case ToolType:
+		return `Typed into element: "` + jsValue(a["text"]).String() + `". ` + status()
+	case ToolPress:
+		return `Pressed key "` + jsValue(a["key"]).String() + `". ` + status()
+	case ToolScroll:
+		return "Scrolled " + jsValue(a["direction"]).or(jsString("down")).String() + ". " + status()
+	case ToolExtract, ToolSolveCaptcha:
+		if s, ok := r.isString(); ok {
+			return s
+		}
+	}
+	return jsStringify(res)
 }
 
 // callWithin makes one call, bounded by timeout when ctx has no deadline.
@@ -511,34 +671,72 @@ func orderedObject(members map[string]json.RawMessage) json.RawMessage {
 	return b
 }
 
-// newToolResult builds a tool's result from the command's raw result.
-func newToolResult(res json.RawMessage) *ToolResult {
-	tr := &ToolResult{Result: res}
+// newToolResult builds the result of tool name, called with the arguments
+// a, from the command's raw result.
+func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessage) *ToolResult {
 	if img := resultImage(res); img != nil {
-		tr.Image = img
-		tr.Text = "Screenshot (" + img.MIMEType + ", " + strconv.Itoa(len(img.Data)) + " bytes)"
-		return tr
+		return &ToolResult{Result: res, Image: img, Structured: screenshotStructured(res, img),
+			Text: "Screenshot (" + img.MIMEType + ", " + strconv.Itoa(len(img.Data)) + " bytes)"}
 	}
-	tr.Text = resultText(res)
-	return tr
+	return &ToolResult{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
 }
 
-// resultText is the reference's text of a result: a string as is,
-// anything else as JSON indented by two spaces, within safeprint's limits
-// (64 levels indented, 16 MiB), so that a deeply nested result cannot cost
-// memory with the square of its depth.
-func resultText(res json.RawMessage) string {
-	if len(res) > 0 && res[0] == '"' {
-		var s string
-		if json.Unmarshal(res, &s) == nil {
-			return s
+// MaxStructuredDepth is the deepest result [ToolResult.Structured]
+// carries: the go-sdk (as encoding/json) refuses JSON-RPC messages nested
+// deeper than 1,000 levels, and the message holds the result 4 levels down.
+// A deeper result is {"result": null, "omitted": "…"}; Text has it.
+const MaxStructuredDepth = 990
+
+// wrapResult is {"result": res}.
+func wrapResult(res json.RawMessage) json.RawMessage {
+	if jsonDepth(res) > MaxStructuredDepth {
+		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(MaxStructuredDepth) + ` levels: the text has it"}`)
+	}
+	return append(append([]byte(`{"result":`), bytes.TrimSpace(res)...), '}')
+}
+
+// jsonDepth is how deep the valid JSON text b nests its containers.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
 		}
 	}
-	out, err := safeprint.IndentString(res, nil)
-	if err != nil {
-		return string(res)
+	return deepest
+}
+
+// screenshotStructured is a screenshot's structured result: the result
+// without the members that held the image, and what the image is.
+func screenshotStructured(res json.RawMessage, img *Image) json.RawMessage {
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(res, &members) // an object: resultImage decoded it
+	for _, k := range []string{"dataUrl", "dataUri", "screenshot"} {
+		delete(members, k)
 	}
-	return out
+	b, err := json.Marshal(struct {
+		Result map[string]json.RawMessage `json:"result"`
+		Image  struct {
+			MIMEType string `json:"mimeType"`
+			Size     int    `json:"size"`
+		} `json:"image"`
+	}{Result: members, Image: struct {
+		MIMEType string `json:"mimeType"`
+		Size     int    `json:"size"`
+	}{img.MIMEType, len(img.Data)}})
+	if err != nil {
+		return wrapResult(json.RawMessage("null"))
+	}
+	return b
 }
 
 // resultImage decodes the image a result carries in dataUrl (what the
@@ -578,10 +776,11 @@ func resultImage(res json.RawMessage) *Image {
 }
 
 // executeGoal runs weboperator_execute_goal: tasks.start, tasks.wait, and
-// the reference's summary of the task.
-func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, progress func(string)) (*ToolResult, error) {
+// the reference's summary of the task. A call cancelled once the task
+// started stops it (tasks.stop).
+func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, progress func(ToolProgress)) (*ToolResult, error) {
 	if progress == nil {
-		progress = func(string) {}
+		progress = func(ToolProgress) {}
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
@@ -589,36 +788,162 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
+	// tasks.start runs to its answer even when ctx is cancelled meanwhile,
+	// so that the task it may have started is known, and stopped.
+	startCtx := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithDeadline(startCtx, deadline)
+		defer cancel()
+	}
 	var started json.RawMessage
-	if err := callWithin(ctx, c, DefaultToolTimeout, TypeTasksStart, start, &started); err != nil {
+	if err := callWithin(startCtx, c, DefaultToolTimeout, TypeTasksStart, start, &started); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
-	var head struct {
-		ID any `json:"id"`
+	// As the reference: any truthy id is waited for; without one the start
+	// result is the task.
+	id := jsValue(started).get("id")
+	if !id.truthy() {
+		return goalResult(jsValue(started), ""), nil
 	}
-	_ = json.Unmarshal(started, &head)
-	id, ok := head.ID.(string)
-	if !ok || id == "" {
-		// As the reference: a start result without an id is returned as is.
-		return newToolResult(started), nil
+	idText, _ := id.isString()
+	if ctx.Err() != nil {
+		stopTask(ctx, c, id)
+		return nil, ctx.Err()
 	}
-	progress("Task " + id + " started; waiting up to " + wait.String() + " for it to finish")
-	waitPayload := orderedObject(map[string]json.RawMessage{"id": mustString(id), "timeoutMs": waitMs})
-	var final json.RawMessage
-	if err := callWithin(ctx, c, wait+goalWaitMargin, TypeTasksWait, waitPayload, &final); err != nil {
-		return nil, err
-	}
-	if string(bytes.TrimSpace(final)) == "null" {
-		final = started
-	}
-	summary := summarizeTask(final)
-	summary.TaskID = id
-	progress("Task " + id + " is " + string(summary.Status))
-	res, err := json.Marshal(summary)
+	progress(ToolProgress{Message: "Task " + id.String() + " started; waiting up to " + wait.String() + " for it to finish"})
+	waitPayload := orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id), "timeoutMs": waitMs})
+	steps := &stepCounter{task: idText, seen: map[string]bool{}}
+	final, err := waitTask(ctx, c, wait+goalWaitMargin, waitPayload, steps, progress)
 	if err != nil {
+		if ctx.Err() != nil {
+			stopTask(ctx, c, id)
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
-	return &ToolResult{Result: res, Text: resultText(res)}, nil
+	task := jsValue(final)
+	if !task.truthy() {
+		task = jsValue(started) // finalTask || startRes
+	}
+	res := goalResult(task, idText)
+	if n, _ := task.get("steps").items(); len(n) > steps.done {
+		// Steps the events did not show (none without an EventCaller):
+		// the last report counts them all.
+		progress(ToolProgress{Done: len(n), Total: len(n), Message: "Task " + id.String() + " is " + task.get("status").String()})
+	}
+	return res, nil
+}
+
+// stopTask sends tasks.stop for the task id of a call whose ctx ended,
+// within [StopTaskTimeout]; its outcome changes nothing for the caller.
+func stopTask(ctx context.Context, c Caller, id jsValue) {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTaskTimeout)
+	defer cancel()
+	var res json.RawMessage
+	_ = c.Call(stopCtx, TypeTasksStop, orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id)}), &res)
+}
+
+// waitTask sends tasks.wait and, when c carries events, reports each step
+// of the task that finishes meanwhile.
+func waitTask(ctx context.Context, c Caller, timeout time.Duration, payload json.RawMessage, steps *stepCounter, progress func(ToolProgress)) (json.RawMessage, error) {
+	var sub *Subscription
+	if ec, ok := c.(EventCaller); ok && steps.task != "" {
+		sub = ec.Subscribe(nil)
+	}
+	if sub == nil {
+		var final json.RawMessage
+		err := callWithin(ctx, c, timeout, TypeTasksWait, payload, &final)
+		return final, err
+	}
+	defer sub.Close()
+	type outcome struct {
+		final json.RawMessage
+		err   error
+	}
+	waited := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = callWithin(ctx, c, timeout, TypeTasksWait, payload, &o.final)
+		waited <- o
+	}()
+	events := sub.Events()
+	for {
+		select {
+		case o := <-waited:
+			// Events sent before the answer are already buffered.
+			for events != nil {
+				select {
+				case e, ok := <-events:
+					if !ok {
+						events = nil
+					} else if p, ok := steps.observe(e); ok {
+						progress(p)
+					}
+				default:
+					events = nil
+				}
+			}
+			return o.final, o.err
+		case e, ok := <-events:
+			if !ok {
+				events = nil // the connection ended: the wait says how
+				continue
+			}
+			if p, ok := steps.observe(e); ok {
+				progress(p)
+			}
+		}
+	}
+}
+
+// stepCounter turns a task's events into one progress report per finished
+// step, with the plan's length as the total when known.
+type stepCounter struct {
+	task  string
+	seen  map[string]bool
+	done  int
+	total int
+}
+
+func (s *stepCounter) observe(e Event) (ToolProgress, bool) {
+	if e.TaskID() != s.task {
+		return ToolProgress{}, false
+	}
+	v, err := e.Decode()
+	if err != nil {
+		return ToolProgress{}, false
+	}
+	switch ev := v.(type) {
+	case *TaskUpdateEvent:
+		var plan struct {
+			Steps []json.RawMessage `json:"steps"`
+		}
+		if json.Unmarshal(ev.Task.Plan, &plan) == nil {
+			s.total = max(s.total, len(plan.Steps))
+		}
+	case *TaskStepEvent:
+		st := ev.Step.Status
+		key := ev.Step.ID + "#" + strconv.Itoa(ev.Step.Index)
+		if (st != StepOK && st != StepFail && st != StepSkipped) || s.seen[key] {
+			return ToolProgress{}, false
+		}
+		s.seen[key] = true
+		s.done++
+		what := "step"
+		if ev.Step.ToolCall != nil && ev.Step.ToolCall.Name != "" {
+			what = ev.Step.ToolCall.Name
+		}
+		total := s.total
+		if total < s.done {
+			total = 0 // the plan is shorter than the steps taken: unknown
+		}
+		return ToolProgress{Done: s.done, Total: total, Message: "Step " + strconv.Itoa(s.done) + " (" + what + "): " + string(st)}, true
+	}
+	return ToolProgress{}, false
 }
 
 // clampMillis converts a positive number of milliseconds to a duration of
@@ -631,107 +956,131 @@ func clampMillis(ms float64, limit time.Duration) time.Duration {
 	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond)
 }
 
-func mustString(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+// goalResult is weboperator_execute_goal's result for task, the value of
+// tasks.wait (or tasks.start) as the reference reads it.
+func goalResult(task jsValue, id string) *ToolResult {
+	summary, text := summarizeTask(task)
+	summary.TaskID = id
+	res, err := json.Marshal(summary)
+	if err != nil { // a GoalSummary always marshals
+		res = []byte(`{}`)
+	}
+	return &ToolResult{Result: res, Text: text, Structured: res}
 }
 
-// summarizeTask is the reference's summary of a finished task for an
-// agent: the answer of its done step, else a step note, else what it
-// extracted, else its completed plan steps, else its status.
-func summarizeTask(raw json.RawMessage) *GoalSummary {
-	var task struct {
-		Goal      string     `json:"goal"`
-		Status    TaskStatus `json:"status"`
-		Error     string     `json:"error"`
-		ModelUsed string     `json:"modelUsed"`
-		Steps     []struct {
-			Status   StepStatus `json:"status"`
-			Note     string     `json:"note"`
-			ToolCall *struct {
-				Name      string                     `json:"name"`
-				Arguments map[string]json.RawMessage `json:"arguments"`
-			} `json:"toolCall"`
-			Result *struct {
-				Extracted json.RawMessage `json:"extracted"`
-			} `json:"result"`
-		} `json:"steps"`
-		Plan *struct {
-			Steps []struct {
-				Status      string `json:"status"`
-				Description string `json:"description"`
-			} `json:"steps"`
-		} `json:"plan"`
+// summarizeTask is the reference's formatTaskResultForAgent: the summary
+// of a task for an agent (the answer of its done step, else a step note,
+// else what it extracted, else its completed plan steps, else its status),
+// and the reference's text of it: the answer, else the summary as JSON.
+func summarizeTask(task jsValue) (*GoalSummary, string) {
+	if !task.truthy() {
+		const notFound = "Task not found or timed out"
+		return &GoalSummary{Status: StatusFailed, Error: notFound},
+			jsStringify(json.RawMessage(`{"ok":false,"status":"failed","error":"` + notFound + `"}`))
 	}
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" || json.Unmarshal(raw, &task) != nil {
-		return &GoalSummary{Status: StatusFailed, Error: "Task not found or timed out"}
-	}
-	var answer string
-	var extracted []json.RawMessage
-	for _, step := range task.Steps {
-		if tc := step.ToolCall; tc != nil && tc.Name == "done" {
-			for _, k := range []string{"answer", "text", "note", "summary"} {
-				if s := truthyText(tc.Arguments[k]); s != "" {
-					answer = s
-					break
+	t := task.object() // each object decoded once: a task may be large
+	steps, _ := t.get("steps").items()
+	var answer jsValue
+	// extracted is the reference's list (an extract step's result twice),
+	// for the text; perStep each step's once, for the summary.
+	var extracted, perStep []jsValue
+	for _, stepValue := range steps {
+		step := stepValue.object()
+		result := step.get("result")
+		r := result.object()
+		if tcValue := step.get("toolCall"); tcValue.truthy() {
+			tc := tcValue.object()
+			args := tc.get("arguments").or(jsValue("{}")).object()
+			name, _ := tc.get("name").isString()
+			if name == "done" {
+				if v := args.get("answer").or(args.get("text")).or(args.get("note")).or(args.get("summary")); v.truthy() {
+					answer = jsString(v.String())
 				}
 			}
-		}
-		if step.Result != nil && len(step.Result.Extracted) > 0 {
-			extracted = append(extracted, step.Result.Extracted)
-		}
-		if answer == "" && step.Note != "" && step.Status == StepOK {
-			answer = step.Note
-		}
-	}
-	if answer == "" && len(extracted) > 0 {
-		last := extracted[len(extracted)-1]
-		var s string
-		if json.Unmarshal(last, &s) == nil {
-			answer = s
-		} else {
-			b, _ := json.Marshal(extracted)
-			answer = resultText(b)
-		}
-	}
-	if answer == "" && task.Plan != nil {
-		var done []string
-		for _, s := range task.Plan.Steps {
-			if s.Status == "done" {
-				done = append(done, "✓ "+s.Description)
+			// The reference lists an extract step's result twice.
+			if name == "extract" && args.get("instruction").truthy() && result.truthy() && r.get("extracted").truthy() {
+				extracted = append(extracted, r.get("extracted"))
 			}
 		}
-		answer = strings.Join(done, "\n")
-	}
-	if answer == "" && task.Status == StatusDone {
-		answer = fmt.Sprintf("Goal completed successfully: %q", task.Goal)
-	} else if answer == "" && task.Status == StatusFailed {
-		e := task.Error
-		if e == "" {
-			e = "Unknown error"
+		if result.truthy() && !r.get("extracted").undefined() {
+			extracted = append(extracted, r.get("extracted"))
+			perStep = append(perStep, r.get("extracted"))
 		}
-		answer = "Goal failed: " + e
+		if status, _ := step.get("status").isString(); !answer.truthy() && step.get("note").truthy() && status == "ok" {
+			answer = step.get("note")
+		}
 	}
-	return &GoalSummary{
-		OK: task.Status == StatusDone, Status: task.Status, Goal: task.Goal, Answer: answer,
-		Extracted: extracted, StepCount: len(task.Steps), Error: task.Error, ModelUsed: task.ModelUsed,
+	if !answer.truthy() && len(extracted) > 0 {
+		if _, ok := extracted[len(extracted)-1].isString(); ok {
+			answer = extracted[len(extracted)-1]
+		} else {
+			answer = jsString(jsStringify(jsArray(extracted)))
+		}
 	}
+	if plan := t.get("plan"); !answer.truthy() && plan.truthy() {
+		if planSteps, ok := plan.object().get("steps").items(); ok {
+			var done []string
+			for _, planStep := range planSteps {
+				ps := planStep.object()
+				if st, _ := ps.get("status").isString(); st == "done" {
+					done = append(done, "✓ "+ps.get("description").String())
+				}
+			}
+			if len(done) > 0 {
+				answer = jsString(strings.Join(done, "\n"))
+			}
+		}
+	}
+	status, _ := t.get("status").isString()
+	if !answer.truthy() && status == "done" {
+		answer = jsString(`Goal completed successfully: "` + t.get("goal").String() + `"`)
+	} else if !answer.truthy() && status == "failed" {
+		answer = jsString("Goal failed: " + t.get("error").or(jsString("Unknown error")).String())
+	}
+	if !answer.truthy() {
+		answer = jsString("")
+	}
+
+	summary := &GoalSummary{OK: status == "done", Status: TaskStatus(status), Answer: answer.String(), StepCount: len(steps)}
+	summary.Goal, _ = t.get("goal").isString()
+	summary.Error, _ = t.get("error").isString()
+	summary.ModelUsed, _ = t.get("modelUsed").isString()
+	for _, e := range perStep {
+		summary.Extracted = append(summary.Extracted, json.RawMessage(e))
+	}
+	if answer.truthy() {
+		return summary, summary.Answer
+	}
+	// The reference's formatted object, its undefined members left out.
+	var b bytes.Buffer
+	b.WriteString(`{"ok":` + strconv.FormatBool(summary.OK))
+	member := func(key string, v jsValue) {
+		if !v.undefined() {
+			b.WriteString(`,"` + key + `":`)
+			b.Write(bytes.TrimSpace(v))
+		}
+	}
+	member("status", t.get("status"))
+	member("goal", t.get("goal"))
+	member("answer", answer)
+	if len(extracted) > 0 {
+		member("extracted", jsValue(jsArray(extracted)))
+	}
+	member("stepCount", jsValue(strconv.Itoa(len(steps))))
+	member("error", t.get("error"))
+	member("modelUsed", t.get("modelUsed"))
+	b.WriteByte('}')
+	return summary, jsStringify(b.Bytes())
 }
 
-// truthyText is a done step's argument as the reference reads it: a
-// non-empty string as is, any other truthy value as its JSON text.
-func truthyText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0, string(raw) == "null", string(raw) == "false", string(raw) == `""`:
-		return ""
-	case raw[0] == '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
+// jsArray is the JSON array of items.
+func jsArray(items []jsValue) json.RawMessage {
+	b := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
 		}
-	case numberValue(raw) == 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')):
-		return ""
+		b = append(b, bytes.TrimSpace(it)...)
 	}
-	return string(raw)
+	return append(b, ']')
 }

@@ -78,25 +78,30 @@ func callers(t *testing.T, b *agentprototest.Bridge) map[string]agentproto.Calle
 }
 
 func TestCallToolMapping(t *testing.T) {
+	const okJSON = "{\n  \"ok\": true\n}"
 	tests := []struct {
 		tool, args  string
 		wantType    string
 		wantPayload string
+		wantText    string // the reference's text of {"ok":true}
 	}{
-		{"browser_snapshot", ``, "browser.snapshot", `{}`},
-		{"browser_navigate", `{"url":"https://example.com/"}`, "browser.navigate", `{"url":"https://example.com/"}`},
-		{"browser_click", `{"index":3}`, "browser.click", `{"index":3}`},
-		{"browser_click", `{"selector":"#buy"}`, "browser.click", `{"selector":"#buy"}`},
-		{"browser_type", `{"index":1,"text":"hi","clear":true}`, "browser.type", `{"clear":true,"index":1,"text":"hi"}`},
-		{"browser_press", `{"key":"Tab"}`, "browser.press", `{"key":"Tab"}`},
-		{"browser_scroll", `{}`, "browser.scroll", `{"amount":500,"amountPx":500,"direction":"down"}`},
-		{"browser_scroll", `{"amount":0}`, "browser.scroll", `{"amount":500,"amountPx":500,"direction":"down"}`},
-		{"browser_scroll", `{"direction":"up","amount":120}`, "browser.scroll", `{"amount":120,"amountPx":120,"direction":"up"}`},
-		{"browser_screenshot", `{}`, "browser.screenshot", `{}`},
-		{"browser_extract", `{"instruction":"prices","selector":"main"}`, "browser.extract", `{"instruction":"prices","selector":"main"}`},
-		{"browser_solve_captcha", `{"type":"auto"}`, "browser.solve_captcha", `{}`},
-		{"browser_solve_captcha", `{}`, "browser.solve_captcha", `{}`},
-		{"browser_solve_captcha", `{"type":"hcaptcha"}`, "browser.solve_captcha", `{"type":"hcaptcha"}`},
+		{"browser_snapshot", ``, "browser.snapshot", `{}`, okJSON},
+		{"browser_navigate", `{"url":"https://example.com/"}`, "browser.navigate", `{"url":"https://example.com/"}`, "Navigated to https://example.com/. Current title: "},
+		{"browser_click", `{"index":3}`, "browser.click", `{"index":3}`, "Clicked element. ok"},
+		{"browser_click", `{"selector":"#buy"}`, "browser.click", `{"selector":"#buy"}`, "Clicked element. ok"},
+		{"browser_type", `{"index":1,"text":"hi","clear":true}`, "browser.type", `{"clear":true,"index":1,"text":"hi"}`, `Typed into element: "hi". ok`},
+		{"browser_press", `{"key":"Tab"}`, "browser.press", `{"key":"Tab"}`, `Pressed key "Tab". ok`},
+		{"browser_scroll", `{}`, "browser.scroll", `{"amount":500,"amountPx":500,"direction":"down"}`, "Scrolled down. ok"},
+		{"browser_scroll", `{"amount":0}`, "browser.scroll", `{"amount":500,"amountPx":500,"direction":"down"}`, "Scrolled down. ok"},
+		{"browser_scroll", `{"direction":"up","amount":120}`, "browser.scroll", `{"amount":120,"amountPx":120,"direction":"up"}`, "Scrolled up. ok"},
+		{"browser_screenshot", `{}`, "browser.screenshot", `{}`, okJSON},
+		{"browser_extract", `{"instruction":"prices","selector":"main"}`, "browser.extract", `{"instruction":"prices","selector":"main"}`, okJSON},
+		{"browser_solve_captcha", `{"type":"auto"}`, "browser.solve_captcha", `{}`, okJSON},
+		{"browser_solve_captcha", `{}`, "browser.solve_captcha", `{}`, okJSON},
+		{"browser_solve_captcha", `{"type":"hcaptcha"}`, "browser.solve_captcha", `{"type":"hcaptcha"}`, okJSON},
+		{"browser_solve_captcha", `{"type":"press_and_hold"}`, "browser.solve_captcha", `{"type":"press_and_hold"}`, okJSON},
+		// A type the catalogue does not list is forwarded: the extension decides.
+		{"browser_solve_captcha", `{"type":"geetest"}`, "browser.solve_captcha", `{"type":"geetest"}`, okJSON},
 	}
 	b, requests := recordingBridge(t, nil)
 	for kind, c := range callers(t, b) {
@@ -110,7 +115,8 @@ func TestCallToolMapping(t *testing.T) {
 				assert.Equal(t, tt.wantType, got[before].Type)
 				assert.JSONEq(t, tt.wantPayload, string(got[before].Payload))
 				assert.JSONEq(t, `{"ok":true}`, string(res.Result))
-				assert.Equal(t, "{\n  \"ok\": true\n}", res.Text)
+				assert.Equal(t, tt.wantText, res.Text)
+				assert.JSONEq(t, `{"result":{"ok":true}}`, string(res.Structured))
 				assert.Nil(t, res.Image)
 			})
 		}
@@ -127,7 +133,7 @@ func TestCallToolRefusesBadArguments(t *testing.T) {
 		{"wrong type", "browser_navigate", `{"url":5}`, "/url", "expected string, but got number"},
 		{"unknown argument", "browser_click", `{"ref":"@e1"}`, "", "additionalProperties 'ref' not allowed"},
 		{"enum", "browser_scroll", `{"direction":"left"}`, "/direction", "value must be one of"},
-		{"captcha enum", "browser_solve_captcha", `{"type":"ocr"}`, "/type", "value must be one of"},
+		{"captcha type not a string", "browser_solve_captcha", `{"type":1}`, "/type", "expected string, but got number"},
 		{"not an object", "browser_snapshot", `[1]`, "", "expected object, but got array"},
 		{"not JSON", "browser_snapshot", `{"a":`, "", "not valid JSON"},
 		{"duplicate key", "browser_navigate", `{"url":"a","url":"b"}`, "", "duplicate key"},
@@ -273,7 +279,7 @@ func TestCallToolExecuteGoal(t *testing.T) {
 		before := len(requests())
 		var progress []string
 		res, err := agentproto.CallTool(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"find the price","timeoutMs":5000}`),
-			&agentproto.CallToolOptions{Progress: func(m string) { progress = append(progress, m) }})
+			&agentproto.CallToolOptions{Progress: func(p agentproto.ToolProgress) { progress = append(progress, p.Message) }})
 		require.NoError(t, err, kind)
 		got := requests()[before:]
 		require.Len(t, got, 2, kind)
@@ -283,8 +289,8 @@ func TestCallToolExecuteGoal(t *testing.T) {
 		assert.JSONEq(t, `{"id":"t1","timeoutMs":5000}`, string(got[1].Payload))
 		assert.JSONEq(t, `{"ok":true,"status":"done","goal":"find the price","answer":"The price is 42 EUR",
 			"extracted":[[{"ref":"@e1","text":"42 EUR"}]],"stepCount":2,"modelUsed":"m1","taskId":"t1"}`, string(res.Result), kind)
-		assert.JSONEq(t, string(res.Result), res.Text, "Text is the result as JSON")
-		assert.True(t, strings.HasPrefix(res.Text, "{\n  \"ok\": true,\n"), "indented by two spaces, in the reference's order: %s", res.Text)
+		assert.Equal(t, "The price is 42 EUR", res.Text, "the reference's text: the answer")
+		assert.JSONEq(t, string(res.Result), string(res.Structured))
 		require.Len(t, progress, 2, kind)
 		assert.Contains(t, progress[0], "t1")
 		assert.Contains(t, progress[1], "done")
@@ -322,13 +328,14 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 			assert.JSONEq(t, tt.want, string(res.Result))
 		})
 	}
-	t.Run("start without an id is returned as is", func(t *testing.T) {
+	t.Run("start without an id is the task, as the reference reads it", func(t *testing.T) {
 		b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
 			return json.RawMessage(`{"queued":true}`), nil
 		})
 		res, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
 		require.NoError(t, err)
-		assert.JSONEq(t, `{"queued":true}`, string(res.Result))
+		assert.JSONEq(t, `{"ok":false,"status":"","answer":"","stepCount":0}`, string(res.Result))
+		assert.Equal(t, "{\n  \"ok\": false,\n  \"answer\": \"\",\n  \"stepCount\": 0\n}", res.Text)
 		assert.Len(t, requests(), 1, "no wait without a task id")
 		assert.JSONEq(t, `{"goal":"g","timeoutMs":120000}`, string(requests()[0].Payload), "the default wait")
 	})
@@ -353,4 +360,85 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 		require.True(t, errors.As(err, &re))
 		assert.Equal(t, "No LLM configured", re.Message)
 	})
+}
+
+// TestCallToolGoalCancelled: a goal whose call is cancelled once its task
+// started stops the task (tasks.stop {id}); before, the task ran on.
+func TestCallToolGoalCancelled(t *testing.T) {
+	for _, during := range []string{agentproto.TypeTasksStart, agentproto.TypeTasksWait} {
+		t.Run("during "+during, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stopped := make(chan struct{})
+			b, requests := recordingBridge(t, func(r *agentprototest.Request) (any, error) {
+				if r.Type == during {
+					cancel() // the client cancels while the command runs
+					if during == agentproto.TypeTasksWait {
+						select { // the wait goes on until the task stops
+						case <-stopped:
+						case <-t.Context().Done():
+						}
+						return json.RawMessage(`null`), nil
+					}
+				}
+				switch r.Type {
+				case agentproto.TypeTasksStart:
+					return json.RawMessage(`{"id":"t1","status":"idle"}`), nil
+				case agentproto.TypeTasksStop:
+					close(stopped)
+					return json.RawMessage(`{"ok":true}`), nil
+				}
+				return nil, errorString("unexpected " + r.Type)
+			})
+			c, err := b.Dial(t.Context(), nil)
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = agentproto.CallTool(ctx, c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+			require.ErrorIs(t, err, context.Canceled)
+			got := requests()
+			require.NotEmpty(t, got)
+			assert.Equal(t, agentproto.TypeTasksStop, got[len(got)-1].Type)
+			assert.JSONEq(t, `{"id":"t1"}`, string(got[len(got)-1].Payload))
+		})
+	}
+}
+
+// TestCallToolGoalProgressPerStep: through a Client (an EventCaller) each
+// finished step of the task is one progress report, with the plan's
+// length as the total.
+func TestCallToolGoalProgressPerStep(t *testing.T) {
+	var b *agentprototest.Bridge
+	b, _ = recordingBridge(t, func(r *agentprototest.Request) (any, error) {
+		switch r.Type {
+		case agentproto.TypeTasksStart:
+			return json.RawMessage(`{"id":"t1","status":"idle"}`), nil
+		case agentproto.TypeTasksWait:
+			for _, e := range []string{
+				`{"kind":"task:update","task":{"id":"t1","status":"running","plan":{"steps":[{"description":"open"},{"description":"read"},{"description":"answer"}]}}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"running"}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s1","index":0,"status":"ok","toolCall":{"name":"navigate"}}}`,
+				`{"kind":"task:step","taskId":"other","step":{"id":"x","index":0,"status":"ok"}}`,
+				`{"kind":"task:step","taskId":"t1","step":{"id":"s2","index":1,"status":"fail","toolCall":{"name":"click"}}}`,
+			} {
+				if err := b.Extension.Emit(json.RawMessage(e)); err != nil {
+					return nil, err
+				}
+			}
+			return json.RawMessage(`{"id":"t1","status":"done","steps":[{},{},{}]}`), nil
+		}
+		return nil, errorString("unexpected " + r.Type)
+	})
+	c, err := b.Dial(t.Context(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	var got []agentproto.ToolProgress
+	_, err = agentproto.CallTool(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g","timeoutMs":5000}`),
+		&agentproto.CallToolOptions{Progress: func(p agentproto.ToolProgress) { got = append(got, p) }})
+	require.NoError(t, err)
+	assert.Equal(t, []agentproto.ToolProgress{
+		{Message: "Task t1 started; waiting up to 5s for it to finish"},
+		{Done: 1, Total: 3, Message: "Step 1 (navigate): ok"},
+		{Done: 2, Total: 3, Message: "Step 2 (click): fail"},
+		{Done: 3, Total: 3, Message: "Task t1 is done"},
+	}, got)
 }

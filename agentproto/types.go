@@ -430,10 +430,36 @@ type ToolCall struct {
 
 // StepResult is what a step's action did.
 type StepResult struct {
-	OK         bool            `json:"ok"`
-	Error      string          `json:"error,omitempty"`
-	Extracted  []ExtractedItem `json:"extracted,omitempty"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// Extracted is what the step extracted, as the extension stored it:
+	// any JSON (a list of [ExtractedItem] from an extract step, an object
+	// from a sheet step, a string). ExtractedItems reads the common list.
+	Extracted  json.RawMessage `json:"extracted,omitempty"`
 	DurationMs float64         `json:"durationMs"`
+}
+
+// ErrNotExtractedItems is matched by [StepResult.ExtractedItems]'s error
+// when the step extracted something other than a list of elements.
+var ErrNotExtractedItems = errors.New("agentproto: the step's extracted value is not a list of elements")
+
+// ExtractedItems returns Extracted as the list of elements an extract step
+// reads: nil when the step extracted nothing (no member, or null), an
+// error matching [ErrNotExtractedItems] when it extracted anything else
+// (an object, a string, a list of other values).
+func (r *StepResult) ExtractedItems() ([]ExtractedItem, error) {
+	raw := bytes.TrimSpace(r.Extracted)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '[' {
+		return nil, ErrNotExtractedItems
+	}
+	var items []ExtractedItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotExtractedItems, err)
+	}
+	return items, nil
 }
 
 // OKResult is the result of tasks.stop, pause, resume and confirm.

@@ -194,7 +194,7 @@ var commands = []command{
 			}
 			inv := call(func(ctx context.Context, c *agentproto.Client) (any, error) {
 				res, err := agentproto.CallTool(ctx, c, args[0], toolArgs, &agentproto.CallToolOptions{
-					Progress: func(m string) { fmt.Fprintln(progress, "agentctl:", m) },
+					Progress: func(p agentproto.ToolProgress) { fmt.Fprintln(progress, "agentctl:", p.Message) },
 				})
 				if err != nil {
 					return nil, err

@@ -164,7 +164,7 @@ func TestEveryUsageLineWorksAsWritten(t *testing.T) {
 		"tasks confirm": {typ: "tasks.confirm", payload: `{"id":"t1","allow":false}`},
 		"tasks wait":    {typ: "tasks.wait", payload: `{"id":"t1","timeoutMs":2000}`},
 		"tools":         {stdout: "browser_snapshot\t"},
-		"tool":          {typ: "browser.scroll", payload: `{"direction":"up","amount":500,"amountPx":500}`, stdout: `"ok": true`},
+		"tool":          {typ: "browser.scroll", payload: `{"direction":"up","amount":500,"amountPx":500}`, stdout: "Scrolled up. ok"},
 	}
 	b, requests := recordingBridge(t)
 	for _, cmd := range commands {
@@ -287,3 +287,30 @@ func TestEvents(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestTasksWithAnyExtracted: tasks get and wait print a task whatever its
+// steps extracted (they failed on anything but a list of elements), as
+// sent.
+func TestTasksWithAnyExtracted(t *testing.T) {
+	for name, extracted := range map[string]string{
+		"elements": `[{"ref":"@e1","text":"42 EUR"}]`,
+		"object":   `{"rows":[{"name":"A","price":1}],"sheet":"Prices"}`,
+		"string":   `"just text"`,
+		"null":     `null`,
+	} {
+		task := `{"id":"t1","goal":"g","status":"done","steps":[{"id":"s1","index":0,"status":"ok","result":{"ok":true,"durationMs":3,"extracted":` + extracted + `}}]}`
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(
+			func(context.Context, *agentprototest.Request) (any, error) { return json.RawMessage(task), nil })}})
+		require.NoError(t, b.WaitOnline(t.Context()))
+		for _, args := range [][]string{{"tasks", "get", "t1"}, {"tasks", "wait", "t1", "-wait", "1s"}} {
+			code, out, errOut := runCtl(t.Context(), t, b, args...)
+			require.Equal(t, exitOK, code, "%s %q: %s", name, args, errOut)
+			var got agentproto.Task
+			require.NoError(t, json.Unmarshal([]byte(out), &got), "%s %q: %s", name, args, out)
+			require.Len(t, got.Steps, 1)
+			require.NotNil(t, got.Steps[0].Result)
+			assert.JSONEq(t, extracted, string(got.Steps[0].Result.Extracted), "%s %q", name, args)
+		}
+		b.Close()
+	}
+}

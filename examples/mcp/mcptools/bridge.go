@@ -2,7 +2,6 @@ package mcptools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,38 +15,85 @@ import (
 // ([agentproto.Tools]: the reference MCP server's names, descriptions and
 // schemas, so an agent configured for it works unchanged), calling c for each
 // tool (an *agentproto.Client, or a [BridgeDialer] that dials on demand).
+// tools/list lists them in the catalogue's order ([KeepToolOrder]), each
+// with a title, annotations and an output schema.
 //
 // Arguments are checked against the tool's schema before anything is sent; a
 // failure is a tool result with isError naming the offending argument.
-// Screenshots come back as MCP image content with the MIME type of the
-// extension's data URL. Bridge errors (extension offline, timeout,
+// A result's first text is byte for byte the reference's
+// ([agentproto.ToolResult].Text) and its structuredContent the whole result
+// ([agentproto.ToolResult].Structured, valid against the tool's
+// outputSchema); screenshots are MCP image content alone, with the MIME type
+// of the extension's data URL. Bridge errors (extension offline, timeout,
 // unauthorized, socket unreachable) are tool results with isError and the
 // bridge's exact message, never protocol errors. weboperator_execute_goal
-// sends progress notifications when the client asked for progress. The MCP
-// request's context is the call's: cancelling the request cancels the bridge
-// call.
+// sends progress notifications when the client asked for progress: the task
+// started, then one per finished step with the plan's length as the total
+// (when c carries events: an [agentproto.EventCaller] such as a
+// [BridgeDialer]). The MCP request's context is the call's: cancelling the
+// request cancels the bridge call, and stops a goal's task that started.
 func AddBridgeTools(s *mcp.Server, c agentproto.Caller) {
-	for _, t := range agentproto.Tools() {
-		name := t.Name
-		s.AddTool(&mcp.Tool{
-			Name:        name,
-			Description: t.Description,
-			InputSchema: json.RawMessage(t.InputSchema),
-		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	tools := agentproto.Tools()
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+		s.AddTool(bridgeTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			progress := newProgress(ctx, req)
-			res, err := agentproto.CallTool(ctx, c, name, req.Params.Arguments, &agentproto.CallToolOptions{Progress: progress})
+			res, err := agentproto.CallTool(ctx, c, t.Name, req.Params.Arguments, &agentproto.CallToolOptions{
+				Progress: func(p agentproto.ToolProgress) { progress(float64(p.Done), float64(p.Total), p.Message) },
+			})
 			if err != nil {
 				return errorResult(err), nil
 			}
-			out := &mcp.CallToolResult{}
-			if res.Image != nil {
-				out.Content = append(out.Content, &mcp.ImageContent{Data: res.Image.Data, MIMEType: res.Image.MIMEType})
-			}
-			if res.Text != "" || res.Image == nil {
-				out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
-			}
-			return out, nil
+			return bridgeResult(t.Name, res), nil
 		})
+	}
+	KeepToolOrder(s, names...)
+}
+
+// bridgeTool is the MCP tool of a catalogue entry.
+func bridgeTool(t agentproto.Tool) *mcp.Tool {
+	a := t.Annotations
+	return &mcp.Tool{
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+		Annotations:  annotations(a.ReadOnly, a.Destructive, a.Idempotent, a.OpenWorld),
+	}
+}
+
+// annotations are MCP tool annotations with every hint given.
+func annotations(readOnly, destructive, idempotent, openWorld bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: &openWorld}
+}
+
+// bridgeResult is the MCP result of a bridge tool's result, by kind: one
+// function per kind, which what a kind adds (resource links for snapshots
+// and screenshots) extends; tool names the tool.
+func bridgeResult(tool string, res *agentproto.ToolResult) *mcp.CallToolResult {
+	if res.Image != nil {
+		return screenshotResult(res)
+	}
+	return textResult(res)
+}
+
+// textResult: the reference's text, and the whole result as structured
+// content.
+func textResult(res *agentproto.ToolResult) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
+		StructuredContent: res.Structured,
+	}
+}
+
+// screenshotResult: the image alone as content (as the reference's, which
+// never found the extension's image), what it is as structured content.
+func screenshotResult(res *agentproto.ToolResult) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.ImageContent{Data: res.Image.Data, MIMEType: res.Image.MIMEType}},
+		StructuredContent: res.Structured,
 	}
 }
 
@@ -94,6 +140,19 @@ func (d *BridgeDialer) Call(ctx context.Context, typ string, payload any, result
 		d.drop(c)
 	}
 	return err
+}
+
+// Subscribe subscribes to the events of the current connection, as
+// [agentproto.Client.Subscribe] does; nil when there is none. With it a
+// BridgeDialer is an [agentproto.EventCaller]: a goal reports its steps.
+func (d *BridgeDialer) Subscribe(opts *agentproto.SubscribeOptions) *agentproto.Subscription {
+	d.mu.Lock()
+	c := d.client
+	d.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return c.Subscribe(opts)
 }
 
 func (d *BridgeDialer) conn(ctx context.Context) (*agentproto.Client, error) {

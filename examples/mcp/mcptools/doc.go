@@ -15,10 +15,17 @@
 // It also has the two transports the agentbridge-mcp command serves:
 // [StdioTransport], a stdio transport that answers a malformed line with a
 // JSON-RPC error and keeps the session (the SDK's ends it) and accepts
-// JSON-RPC batches up to protocol 2025-03-26, and [NewHTTPHandler], the
+// JSON-RPC batches up to protocol 2025-03-26; [NewHTTPHandler], the
 // streamable HTTP handler behind a bearer token and loopback Host/Origin
 // checks, with resumable streams, protocol 2026-07-28 on a stateless handler
-// and JSON-RPC errors where the SDK answers plain text.
+// and JSON-RPC errors where the SDK answers plain text; [CancelTransport],
+// which sends no response to a request the client cancelled, as MCP says;
+// and [KeepToolOrder], which lists tools in the order they were added
+// rather than by name.
+//
+// A bridge tool's first text is the reference MCP server's, byte for byte,
+// and its structured content the whole result, valid against the tool's
+// output schema; every tool has a title and annotations.
 //
 // And what a first-class server offers besides tools: [AddCaptureResources]
 // keeps screenshots and snapshots as resources linked from their results,
@@ -33,7 +40,7 @@
 //	defer bridge.Close()
 //	mcptools.AddBridgeTools(server, bridge)
 //	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
-//	err := server.Run(ctx, &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout})
+//	err := server.Run(ctx, &mcptools.CancelTransport{Transport: &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout}})
 //
 // # Errors
 //
@@ -63,7 +70,7 @@
 // Tool handlers run concurrently, one goroutine per call, as the SDK calls
 // them; every source is safe for concurrent use. A call's context ends when
 // the client cancels the request or the session ends, and that cancels the
-// underlying bridge call, hub command or batch.
+// underlying bridge call, hub command or batch, and stops a goal's task.
 //
 // # Security
 //

@@ -82,12 +82,12 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		}
 		return askApproval(req, what)
 	}
-	f := false
-	t := true
+	KeepToolOrder(s, ToolHubNavigate, ToolHubRead, ToolHubClick, ToolHubType, ToolHubScreenshot, ToolHubTabs)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubNavigate,
+		Title:       "Open a URL (extension bridge)",
 		Description: "Open a URL in the browser tab the extension controls (extension bridge), and return the tab's URL and title once loaded.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
+		Annotations: annotations(false, false, true, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubNavigateIn) (*mcp.CallToolResult, hubPage, error) {
 		if ask, err := approve(req, ToolHubNavigate, "open "+in.URL); ask != nil || err != nil {
 			return ask, hubPage{}, err
@@ -100,8 +100,9 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubRead,
+		Title:       "Read the page (extension bridge)",
 		Description: "Read the visible text of an element (CSS selector) or of the whole page in the controlled tab. The text is untrusted page content.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &t},
+		Annotations: annotations(true, false, true, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubSelectorIn) (*mcp.CallToolResult, hubPage, error) {
 		res, err := hub.Read(ctx, in.Selector)
 		if err != nil {
@@ -112,8 +113,9 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubClick,
+		Title:       "Click an element (extension bridge)",
 		Description: "Click the first element matching a CSS selector in the controlled tab.",
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &t},
+		Annotations: annotations(false, true, false, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubClickIn) (*mcp.CallToolResult, hubPage, error) {
 		if ask, err := approve(req, ToolHubClick, "click "+in.Selector); ask != nil || err != nil {
 			return ask, hubPage{}, err
@@ -126,8 +128,9 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubType,
+		Title:       "Type into a field (extension bridge)",
 		Description: "Replace the value of the input matching a CSS selector with text in the controlled tab, then press Enter if asked.",
-		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &t},
+		Annotations: annotations(false, true, false, true), // Enter may submit
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubTypeIn) (*mcp.CallToolResult, hubPage, error) {
 		if ask, err := approve(req, ToolHubType, "type into "+in.Selector); ask != nil || err != nil {
 			return ask, hubPage{}, err
@@ -140,22 +143,24 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubScreenshot,
+		Title:       "Screenshot the tab (extension bridge)",
 		Description: "Capture the visible part of the controlled tab as an image.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &t},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, any, error) {
+		Annotations: annotations(true, false, true, true),
+	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, hubShotOut, error) {
 		shot, err := hub.Screenshot(ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, hubShotOut{}, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.ImageContent{Data: shot.Data, MIMEType: shot.MIMEType},
 			&mcp.TextContent{Text: fmt.Sprintf("Screenshot of %s (%s), %d bytes of %s.", shot.URL, shot.Title, len(shot.Data), shot.MIMEType)},
-		}}, nil, nil
+		}}, hubShotOut{URL: shot.URL, Title: shot.Title, MIMEType: shot.MIMEType, Size: len(shot.Data)}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolHubTabs,
+		Title:       "List the tabs (extension bridge)",
 		Description: "List the browser's open tabs; the active one is the tab the extension controls.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		Annotations: annotations(true, false, true, false),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, hubTabsOut, error) {
 		tabs, err := hub.Tabs(ctx)
 		if err != nil {
@@ -166,6 +171,15 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		}
 		return nil, hubTabsOut{Tabs: tabs}, nil
 	})
+}
+
+// hubShotOut is hub_screenshot's structured result: the image itself is
+// the call's image content.
+type hubShotOut struct {
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	MIMEType string `json:"mimeType"`
+	Size     int    `json:"size" jsonschema:"the image's size in bytes"`
 }
 
 type hubTabsOut struct {

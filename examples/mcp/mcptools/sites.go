@@ -221,6 +221,11 @@ func (st *Sites) Statuses() []SiteStatus {
 // with that key, which the site answers from its record instead of running
 // the action again.
 func (st *Sites) AddTools(s *mcp.Server) {
+	names := []string{}
+	for _, a := range st.actions {
+		names = append(names, a.name)
+	}
+	KeepToolOrder(s, append(names, ToolWebAgentsBatch, ToolWebAgentsStatus)...)
 	for _, a := range st.actions {
 		st.addAction(s, a.name, a.page, a.action)
 	}
@@ -370,13 +375,11 @@ func (st *Sites) addAction(s *mcp.Server, name, page string, a *webagents.Action
 	if schema == nil {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	ann := &mcp.ToolAnnotations{ReadOnlyHint: a.Effect == webagents.EffectRead}
+	ann := annotations(a.Effect == webagents.EffectRead, a.Effect == webagents.EffectIrreversible, a.Effect == webagents.EffectRead, true)
 	desc := fmt.Sprintf("WebAgents action %q of the site %s (effect: %s). Its description, from the site: ", a.Name, page, a.Effect) +
 		siteText(page, a.Description)
 	var keyArg string
 	if a.Effect != webagents.EffectRead {
-		destructive := a.Effect == webagents.EffectIrreversible
-		ann.DestructiveHint = &destructive
 		if withKey, arg, err := withKeyArgument(a.InputSchema); err == nil {
 			schema, keyArg = withKey, arg
 			desc += "\n" + keyHelp("Every call", arg)
@@ -385,6 +388,7 @@ func (st *Sites) addAction(s *mcp.Server, name, page string, a *webagents.Action
 	action := a.Name
 	s.AddTool(&mcp.Tool{
 		Name:        name,
+		Title:       sanitizeName(a.Name) + " on " + sitePrefix(page), // the site's text in tool-name characters
 		Description: desc,
 		InputSchema: schema,
 		Annotations: ann,
@@ -432,9 +436,11 @@ func (st *Sites) addBatch(s *mcp.Server, pages []string) {
 		`"required":["operations"],"additionalProperties":false}`)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolWebAgentsBatch,
+		Title:       "Run a WebAgents batch",
 		Description: desc,
 		InputSchema: schema,
-		Annotations: &mcp.ToolAnnotations{},
+		// Without consent for writes, a batch can only read.
+		Annotations: annotations(!st.opts.AllowWrites && !st.opts.AllowIrreversible, st.opts.AllowIrreversible, false, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in batchIn) (*mcp.CallToolResult, any, error) {
 		page := in.Site
 		if page == "" {
@@ -468,8 +474,9 @@ func (st *Sites) changesState(page string, ops []webagents.Operation) bool {
 func (st *Sites) addStatus(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolWebAgentsStatus,
+		Title:       "WebAgents sites",
 		Description: "Report each configured WebAgents site: whether its manifest was found and valid (and why not), its endpoint, and the tools made from its actions.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		Annotations: annotations(true, false, true, false),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, siteStatusOut, error) {
 		return nil, siteStatusOut{Sites: st.statuses}, nil
 	})
@@ -483,9 +490,10 @@ type siteStatusOut struct {
 // makes the tool result. keyArg names the argument that carries the key.
 func (st *Sites) run(ctx context.Context, req *mcp.CallToolRequest, page string, ops []webagents.Operation, key, keyArg string) *mcp.CallToolResult {
 	progress := newProgress(ctx, req)
-	progress(fmt.Sprintf("running %d operation(s) on %s", len(ops), page))
+	total := float64(len(ops))
+	progress(0, total, fmt.Sprintf("running %d operation(s) on %s", len(ops), page))
 	res, err := st.opts.Client.Run(ctx, page, ops, st.runOptions(key))
-	progress("done")
+	progress(total, total, "done")
 	sent := !refusedBeforeSending(res, err)
 	if err != nil {
 		var consent *webagents.ConsentError
@@ -558,16 +566,21 @@ func cmpOr(s, def string) string {
 }
 
 // newProgress returns a function that sends a progress notification for req
-// when the client asked for progress (else it does nothing).
-func newProgress(ctx context.Context, req *mcp.CallToolRequest) func(msg string) {
+// when the client asked for progress (else it does nothing): done so far, of
+// total (0: unknown). MCP wants progress to grow with each notification: one
+// that would not is not sent.
+func newProgress(ctx context.Context, req *mcp.CallToolRequest) func(done, total float64, msg string) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
-		return func(string) {}
+		return func(float64, float64, string) {}
 	}
-	var n float64
-	return func(msg string) {
-		n++
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+	last := -1.0
+	return func(done, total float64, msg string) {
+		if done <= last {
+			return
+		}
+		last = done
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: msg})
 	}
 }
 

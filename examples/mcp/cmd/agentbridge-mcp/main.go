@@ -203,7 +203,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	if *httpAddr != "" {
 		return serveHTTP(ctx, server, *httpAddr, origins, logger, stderr)
 	}
-	err := server.Run(ctx, &mcptools.StdioTransport{In: stdin, Out: stdout})
+	// A request the client cancelled gets no response, as MCP says.
+	err := server.Run(ctx, &mcptools.CancelTransport{Transport: &mcptools.StdioTransport{In: stdin, Out: stdout}})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -276,7 +277,7 @@ func TestSiteProgressAndCancel(t *testing.T) {
 	var progress []string
 	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 		mu.Lock()
-		progress = append(progress, req.Params.Message)
+		progress = append(progress, fmt.Sprintf("%v of %v: %s", req.Params.Progress, req.Params.Total, req.Params.Message))
 		mu.Unlock()
 	}}
 	cs, _ := startStdio(t, opts, nil, "--site", srv.URL+"/")
@@ -302,7 +303,7 @@ func TestSiteProgressAndCancel(t *testing.T) {
 	}
 	assert.ErrorIs(t, <-done, context.Canceled)
 	mu.Lock()
-	assert.Contains(t, progress, "running 1 operation(s) on "+srv.URL+"/")
+	assert.Contains(t, progress, "0 of 1: running 1 operation(s) on "+srv.URL+"/", "the batch's operations are the total")
 	mu.Unlock()
 
 	// The session goes on.
