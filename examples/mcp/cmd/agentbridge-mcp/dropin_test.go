@@ -88,10 +88,15 @@ func TestBridgeDropIn(t *testing.T) {
 			require.False(t, res.IsError, "%s: %s", tt.tool, text(res))
 			require.NotEmpty(t, res.Content, tt.tool)
 			if tt.tool == agentproto.ToolScreenshot {
-				require.Len(t, res.Content, 1, "the image alone, as the reference's")
+				// The image, as the reference's; after it only the link
+				// to the capture resource, which the reference has not.
 				img, ok := res.Content[0].(*mcp.ImageContent)
 				require.True(t, ok, "%#v", res.Content[0])
 				assert.Equal(t, fakeJPEG, img.Data)
+				for _, c := range res.Content[1:] {
+					_, ok := c.(*mcp.ResourceLink)
+					assert.True(t, ok, "after the image, only a resource link: %#v", c)
+				}
 			} else {
 				assert.Equal(t, tt.want, text(res), tt.tool)
 			}
