@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/jsonstr"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 	"github.com/agentbridge/agentbridge/internal/uuid"
 )
@@ -435,19 +436,33 @@ func decodeImage(s string) ([]byte, string, error) {
 }
 
 // encodeCommand builds a browser_command frame, appending cmd.Params'
-// members.
+// members. The frame is the one json.Marshal writes of a commandFrame,
+// byte for byte, without reflection.
 func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, error) {
-	b, err := json.Marshal(commandFrame{
-		Type: typeCommand, ID: id, Action: cmd.Action, URL: cmd.URL, Selector: cmd.Selector,
-		Text: cmd.Text, PressEnter: cmd.PressEnter, TimeoutMS: timeoutMS,
-	})
-	if err != nil || len(cmd.Params) == 0 {
-		return b, err
+	b := make([]byte, 0, 96+len(id)+len(cmd.Action)+len(cmd.URL)+len(cmd.Selector)+len(cmd.Text))
+	b = append(b, `{"type":"`+typeCommand+`","id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"action":`...)
+	b = appendJSONString(b, cmd.Action)
+	for _, f := range [...]struct{ key, value string }{{`,"url":`, cmd.URL}, {`,"selector":`, cmd.Selector}, {`,"text":`, cmd.Text}} {
+		if f.value != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.value)
+		}
+	}
+	if cmd.PressEnter {
+		b = append(b, `,"press_enter":true`...)
+	}
+	b = append(b, `,"timeout_ms":`...)
+	b = strconv.AppendInt(b, timeoutMS, 10)
+	b = append(b, '}')
+	if len(cmd.Params) == 0 {
+		return b, nil
 	}
 	taken := map[string]bool{"type": true, "id": true, "action": true, "timeout_ms": true,
 		"url": cmd.URL != "", "selector": cmd.Selector != "", "text": cmd.Text != "", "press_enter": cmd.PressEnter}
 	var extra bytes.Buffer
-	err = strictjson.Fields(cmd.Params, func(key, value []byte) error {
+	err := strictjson.Fields(cmd.Params, func(key, value []byte) error {
 		if taken[string(key)] {
 			return fmt.Errorf("extbridge: command params repeat the frame's key %q", truncate(string(key), 64))
 		}
@@ -468,4 +483,15 @@ func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, erro
 	out = append(out, b[:len(b)-1]...)
 	out = append(out, extra.Bytes()...)
 	return append(out, '}'), nil
+}
+
+// appendJSONString appends s as encoding/json writes it: HTML characters
+// escaped too, which the module's other hand-written encoders leave alone
+// (so strings with one go through encoding/json, rarely on this path).
+func appendJSONString(dst []byte, s string) []byte {
+	if strings.ContainsAny(s, "<>&") {
+		q, _ := json.Marshal(s) // a string always marshals
+		return append(dst, q...)
+	}
+	return jsonstr.Append(dst, s, true)
 }

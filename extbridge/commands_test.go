@@ -404,3 +404,20 @@ func TestCommandOrderAndAck(t *testing.T) {
 		assert.Equal(t, append(want, "browser_command"), types)
 	})
 }
+
+// encodeCommand writes, without reflection, the frame json.Marshal writes
+// of a commandFrame, byte for byte.
+func FuzzEncodeCommand(f *testing.F) {
+	for _, s := range []string{"", "button.submit", `a[title="x"] > b`, `back\slash`, "tab\tnew\nline\r\b\f\x00\x1f\x7f",
+		"<script>&amp;", "\u2028\u2029", "caf\u00e9 \U0001F600", "bad \xff\xfe utf-8", "\xed\xa0\x80"} {
+		f.Add("click", s, s, s, true, int64(30000))
+	}
+	f.Fuzz(func(t *testing.T, action, url, selector, text string, enter bool, timeoutMS int64) {
+		got, err := encodeCommand("id-1", BrowserCommand{Action: action, URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
+		require.NoError(t, err)
+		want, err := json.Marshal(commandFrame{Type: typeCommand, ID: "id-1", Action: action, URL: url, Selector: selector,
+			Text: text, PressEnter: enter, TimeoutMS: timeoutMS})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	})
+}
