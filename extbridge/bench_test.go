@@ -127,44 +127,38 @@ func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
 // channel. The hand-off is part of the floor: a connection that also
 // carries frames nobody waits for (chat, tool requests, pings, the panel's
 // requests) needs one reader, so the caller cannot read its own reply.
-func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
-	srv := floorPair(b, floorAnswer)
-	results := make(chan *resultFrame, 1)
-	go func() {
-		for {
-			_, data, err := srv.Read(context.Background())
-			if err != nil {
-				return
-			}
-			res := new(resultFrame)
-			if json.Unmarshal(data, res) != nil {
-				return
-			}
-			results <- res
-		}
-	}()
-	ctx := context.Background()
-	durations := make([]time.Duration, 0, 1<<16)
-	b.ReportAllocs()
-	for b.Loop() {
-		start := time.Now()
-		cmd, _ := json.Marshal(commandFrame{Type: typeCommand, ID: uuid.New(), Action: "click", Selector: "button.submit", TimeoutMS: 30000})
-		if err := srv.Write(ctx, websocket.MessageText, cmd); err != nil {
-			b.Fatal(err)
-		}
-		<-results
-		durations = append(durations, time.Since(start))
-	}
-	reportP50(b, durations)
-}
+func BenchmarkJSONWebSocketRoundTrip(b *testing.B) { jsonRoundTrip(b, true) }
 
 // BenchmarkJSONWebSocketRoundTripCallerReads is BenchmarkJSONWebSocketRoundTrip
 // with the caller reading its own reply: no reader goroutine, no hand-off.
 // A bound no connection with one reader reaches, reported to show what the
 // hand-off costs.
-func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) {
+func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) { jsonRoundTrip(b, false) }
+
+func jsonRoundTrip(b *testing.B, handOff bool) {
 	srv := floorPair(b, floorAnswer)
 	ctx := context.Background()
+	read := func() (*resultFrame, error) {
+		_, data, err := srv.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res := new(resultFrame)
+		return res, json.Unmarshal(data, res)
+	}
+	var results chan *resultFrame
+	if handOff {
+		results = make(chan *resultFrame, 1)
+		go func() {
+			for {
+				res, err := read()
+				if err != nil {
+					return
+				}
+				results <- res
+			}
+		}()
+	}
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -173,12 +167,9 @@ func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) {
 		if err := srv.Write(ctx, websocket.MessageText, cmd); err != nil {
 			b.Fatal(err)
 		}
-		_, data, err := srv.Read(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var res resultFrame
-		if err := json.Unmarshal(data, &res); err != nil {
+		if handOff {
+			<-results
+		} else if _, err := read(); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))
