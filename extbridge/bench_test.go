@@ -93,20 +93,22 @@ func chatEvents(b *testing.B, proto int) {
 	b.ReportMetric(float64(n*batch)/time.Since(start).Seconds(), "events/s")
 }
 
-// BenchmarkBareWebSocketRoundTrip is the floor to compare with: a 1 KiB
-// message echoed by a plain coder/websocket server over loopback TCP.
+// BenchmarkBareWebSocketRoundTrip is a floor of the transport alone: a
+// 1 KiB message written by the server's end of a plain coder/websocket
+// connection over loopback TCP, echoed by the client's reader goroutine, and
+// read back by the writer itself.
 func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
-	c := floorServer(b, func(data []byte) []byte { return data })
+	srv := floorPair(b, func(data []byte) []byte { return data })
 	ctx := context.Background()
 	msg := make([]byte, 1024)
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
+		if err := srv.Write(ctx, websocket.MessageText, msg); err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := c.Read(ctx); err != nil {
+		if _, _, err := srv.Read(ctx); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))
@@ -114,35 +116,60 @@ func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
 	reportP50(b, durations)
 }
 
-// BenchmarkJSONWebSocketRoundTrip is the floor for a command round trip
-// doing the same JSON work as the hub and the fake extension, without the
-// hub: the client encodes a browser_command, the server (a plain
-// coder/websocket server) decodes it and encodes a browser_result, and the
-// client decodes that, over loopback TCP.
-func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
-	c := floorServer(b, func(data []byte) []byte {
-		var cmd extbridgetest.Command
-		if json.Unmarshal(data, &cmd) != nil {
-			return nil
-		}
-		res, _ := json.Marshal(&extbridgetest.Result{Type: "browser_result", ID: cmd.ID, URL: "https://example.com/", Title: "Example"})
-		return res
-	})
+// BenchmarkJSONWebSocketRoundTrip is the floor of a command round trip:
+// the hub's JSON work and goroutine structure without the hub, on a plain
+// coder/websocket connection over loopback TCP with the roles the hub and
+// the fake extension have. The caller, on the server's end as the hub is,
+// encodes a browser_command (a fresh UUID, the default 30 s timeout_ms),
+// writes it in place and waits; the client's reader goroutine decodes it
+// and encodes the browser_result the fake extension sends; the server's
+// one reader goroutine decodes that and hands it to the caller on a
+// channel. The hand-off is part of the floor: a connection that also
+// carries frames nobody waits for (chat, tool requests, pings, the panel's
+// requests) needs one reader, so the caller cannot read its own reply.
+func BenchmarkJSONWebSocketRoundTrip(b *testing.B) { jsonRoundTrip(b, true) }
+
+// BenchmarkJSONWebSocketRoundTripCallerReads is BenchmarkJSONWebSocketRoundTrip
+// with the caller reading its own reply: no reader goroutine, no hand-off.
+// A bound no connection with one reader reaches, reported to show what the
+// hand-off costs.
+func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) { jsonRoundTrip(b, false) }
+
+func jsonRoundTrip(b *testing.B, handOff bool) {
+	srv := floorPair(b, floorAnswer)
 	ctx := context.Background()
+	read := func() (*resultFrame, error) {
+		_, data, err := srv.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res := new(resultFrame)
+		return res, json.Unmarshal(data, res)
+	}
+	var results chan *resultFrame
+	if handOff {
+		results = make(chan *resultFrame, 1)
+		go func() {
+			for {
+				res, err := read()
+				if err != nil {
+					return
+				}
+				results <- res
+			}
+		}()
+	}
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
 		cmd, _ := json.Marshal(commandFrame{Type: typeCommand, ID: uuid.New(), Action: "click", Selector: "button.submit", TimeoutMS: 30000})
-		if err := c.Write(ctx, websocket.MessageText, cmd); err != nil {
+		if err := srv.Write(ctx, websocket.MessageText, cmd); err != nil {
 			b.Fatal(err)
 		}
-		_, data, err := c.Read(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var res resultFrame
-		if err := json.Unmarshal(data, &res); err != nil {
+		if handOff {
+			<-results
+		} else if _, err := read(); err != nil {
 			b.Fatal(err)
 		}
 		durations = append(durations, time.Since(start))
@@ -150,35 +177,54 @@ func BenchmarkJSONWebSocketRoundTrip(b *testing.B) {
 	reportP50(b, durations)
 }
 
-// floorServer serves a plain coder/websocket server on loopback TCP that
-// answers each text message with answer's (nil ends the connection), and
-// returns a client connected to it.
-func floorServer(b *testing.B, answer func([]byte) []byte) *websocket.Conn {
+// floorAnswer does the fake extension's work for a command: it decodes the
+// browser_command and encodes the browser_result commandRoundTrip answers.
+func floorAnswer(data []byte) []byte {
+	var cmd extbridgetest.Command
+	if json.Unmarshal(data, &cmd) != nil {
+		return nil
+	}
+	res := extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
+	res.Type, res.ID = "browser_result", cmd.ID
+	out, _ := json.Marshal(&res)
+	return out
+}
+
+// floorPair connects a plain coder/websocket client to a plain server over
+// loopback TCP, as the fake extension connects to the hub, and returns the
+// server's end. The client's reader goroutine answers each text message
+// with answer's (nil ends the connection), in place.
+func floorPair(b *testing.B, answer func([]byte) []byte) *websocket.Conn {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
+	accepted := make(chan *websocket.Conn, 1)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		defer c.CloseNow()
+		accepted <- c // hijacked: the connection outlives the handler
+	})}
+	go srv.Serve(l)
+	b.Cleanup(func() { srv.Close() })
+	client, _, err := websocket.Dial(context.Background(), "ws://"+l.Addr().String(), &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+	})
+	require.NoError(b, err)
+	b.Cleanup(func() { client.CloseNow() })
+	go func() {
 		for {
-			_, data, err := c.Read(context.Background())
+			_, data, err := client.Read(context.Background())
 			if err != nil {
 				return
 			}
 			out := answer(data)
-			if out == nil || c.Write(context.Background(), websocket.MessageText, out) != nil {
+			if out == nil || client.Write(context.Background(), websocket.MessageText, out) != nil {
 				return
 			}
 		}
-	})}
-	go srv.Serve(l)
-	b.Cleanup(func() { srv.Close() })
-	c, _, err := websocket.Dial(context.Background(), "ws://"+l.Addr().String(), &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-	})
-	require.NoError(b, err)
-	b.Cleanup(func() { c.CloseNow() })
-	return c
+	}()
+	server := <-accepted
+	b.Cleanup(func() { server.CloseNow() })
+	return server
 }

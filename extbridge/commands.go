@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/internal/jsonstr"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 	"github.com/agentbridge/agentbridge/internal/uuid"
 )
@@ -79,8 +80,12 @@ type pendingCall struct {
 	id     string
 	action string
 	conn   *extConn // the connection the command was sent on
-	done   chan callOutcome
-	once   sync.Once
+	// deadline is when the hub stops waiting (guarded by hub.mu): set
+	// once the command is sent, zero before and once the wait is over.
+	deadline time.Time
+	once     sync.Once
+	out      callOutcome   // set by finish before done is closed
+	done     chan struct{} // closed by the first finish
 }
 
 type callOutcome struct {
@@ -88,8 +93,78 @@ type callOutcome struct {
 	err error
 }
 
+// errWaitOver is the outcome of a call whose wait ran out (never returned
+// as is: Command turns it into a *TimeoutError).
+var errWaitOver = errors.New("extbridge: wait over")
+
 func (p *pendingCall) finish(o callOutcome) {
-	p.once.Do(func() { p.done <- o })
+	p.once.Do(func() {
+		p.out = o
+		close(p.done)
+	})
+}
+
+// callTimer fails the commands whose wait has run out: one timer per hub,
+// armed for the earliest deadline of the calls in flight, instead of one
+// per command. A call answered in time leaves it alone, so steady traffic
+// (every wait as long, later deadlines behind earlier ones) arms it about
+// once per wait. Guarded by hub.mu.
+type callTimer struct {
+	t  *time.Timer // nil until the first command
+	at time.Time   // when t fires; zero when it is not armed
+}
+
+// armCallLocked starts call's wait (h.mu held), unless the call has been
+// answered or dropped already.
+func (h *Hub) armCallLocked(call *pendingCall, wait time.Duration) {
+	if h.calls[call.id] != call {
+		return
+	}
+	call.deadline = time.Now().Add(wait)
+	h.armTimerLocked(call.deadline)
+}
+
+// armTimerLocked makes the hub's call timer fire by deadline.
+func (h *Hub) armTimerLocked(deadline time.Time) {
+	ct := &h.callTimer
+	if !ct.at.IsZero() && !deadline.Before(ct.at) {
+		return
+	}
+	ct.at = deadline
+	if ct.t == nil {
+		ct.t = time.AfterFunc(time.Until(deadline), h.expireCalls)
+		return
+	}
+	ct.t.Reset(time.Until(deadline))
+}
+
+// expireCalls is the call timer's function: it ends the wait of every call
+// whose deadline has passed and rearms for the earliest one left. Expired
+// calls stay registered until their Command drops them, so that a result
+// arriving meanwhile is not logged as one for an unknown id.
+func (h *Hub) expireCalls() {
+	h.mu.Lock()
+	now := time.Now()
+	var expired []*pendingCall
+	var next time.Time
+	for _, call := range h.calls {
+		switch {
+		case call.deadline.IsZero():
+		case !call.deadline.After(now):
+			call.deadline = time.Time{}
+			expired = append(expired, call)
+		case next.IsZero() || call.deadline.Before(next):
+			next = call.deadline
+		}
+	}
+	h.callTimer.at = time.Time{}
+	if !next.IsZero() {
+		h.armTimerLocked(next)
+	}
+	h.mu.Unlock()
+	for _, call := range expired {
+		call.finish(callOutcome{err: errWaitOver})
+	}
 }
 
 // Navigate opens url in the controlled tab and returns the tab's URL and
@@ -186,7 +261,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 		return nil, err
 	}
 
-	call := &pendingCall{id: id, action: cmd.Action, done: make(chan callOutcome, 1)}
+	call := &pendingCall{id: id, action: cmd.Action, done: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -200,36 +275,51 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	call.conn = c
 	h.calls[id] = call
 	h.mu.Unlock()
-	defer h.dropCall(call)
 
 	if err := c.sendNow(ctx, frame); err != nil {
+		h.dropCall(call)
 		if errors.Is(err, ErrDisconnected) {
 			return nil, &actionError{cmd.Action, err}
 		}
 		return nil, err
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	h.mu.Lock()
+	h.armCallLocked(call, wait)
+	h.mu.Unlock()
 	select {
-	case o := <-call.done:
+	case <-call.done:
+		// A result or a lost connection has unregistered the call already;
+		// a wait that ran out has not.
+		o := call.out
+		if o.err == errWaitOver {
+			h.dropCall(call)
+			return nil, waitOver(ctx, cmd.Action)
+		}
 		if o.err != nil {
 			return nil, &actionError{cmd.Action, o.err}
 		}
 		return resultOf(cmd.Action, o.res)
-	case <-timer.C:
-		var cause error
-		if ctx.Err() != nil {
-			cause = ctx.Err()
-		} else if _, ok := ctx.Deadline(); ok {
-			cause = context.DeadlineExceeded
-		}
-		return nil, &TimeoutError{Action: cmd.Action, cause: cause}
 	case <-ctx.Done():
+		h.dropCall(call)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &TimeoutError{Action: cmd.Action, cause: ctx.Err()}
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// waitOver is the error of a command whose wait ran out before ctx ended:
+// a *TimeoutError caused by ctx's deadline when it has one (the wait was
+// the time left until it), by nothing otherwise (the hub's own
+// CommandTimeout and ReplyMargin).
+func waitOver(ctx context.Context, action string) error {
+	var cause error
+	if ctx.Err() != nil {
+		cause = ctx.Err()
+	} else if _, ok := ctx.Deadline(); ok {
+		cause = context.DeadlineExceeded
+	}
+	return &TimeoutError{Action: action, cause: cause}
 }
 
 // validate refuses, before anything goes on the wire, the commands the
@@ -346,19 +436,33 @@ func decodeImage(s string) ([]byte, string, error) {
 }
 
 // encodeCommand builds a browser_command frame, appending cmd.Params'
-// members.
+// members. The frame is the one json.Marshal writes of a commandFrame,
+// byte for byte, without reflection.
 func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, error) {
-	b, err := json.Marshal(commandFrame{
-		Type: typeCommand, ID: id, Action: cmd.Action, URL: cmd.URL, Selector: cmd.Selector,
-		Text: cmd.Text, PressEnter: cmd.PressEnter, TimeoutMS: timeoutMS,
-	})
-	if err != nil || len(cmd.Params) == 0 {
-		return b, err
+	b := make([]byte, 0, 96+len(id)+len(cmd.Action)+len(cmd.URL)+len(cmd.Selector)+len(cmd.Text))
+	b = append(b, `{"type":"`+typeCommand+`","id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"action":`...)
+	b = appendJSONString(b, cmd.Action)
+	for _, f := range [...]struct{ key, value string }{{`,"url":`, cmd.URL}, {`,"selector":`, cmd.Selector}, {`,"text":`, cmd.Text}} {
+		if f.value != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.value)
+		}
+	}
+	if cmd.PressEnter {
+		b = append(b, `,"press_enter":true`...)
+	}
+	b = append(b, `,"timeout_ms":`...)
+	b = strconv.AppendInt(b, timeoutMS, 10)
+	b = append(b, '}')
+	if len(cmd.Params) == 0 {
+		return b, nil
 	}
 	taken := map[string]bool{"type": true, "id": true, "action": true, "timeout_ms": true,
 		"url": cmd.URL != "", "selector": cmd.Selector != "", "text": cmd.Text != "", "press_enter": cmd.PressEnter}
 	var extra bytes.Buffer
-	err = strictjson.Fields(cmd.Params, func(key, value []byte) error {
+	err := strictjson.Fields(cmd.Params, func(key, value []byte) error {
 		if taken[string(key)] {
 			return fmt.Errorf("extbridge: command params repeat the frame's key %q", truncate(string(key), 64))
 		}
@@ -379,4 +483,15 @@ func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, erro
 	out = append(out, b[:len(b)-1]...)
 	out = append(out, extra.Bytes()...)
 	return append(out, '}'), nil
+}
+
+// appendJSONString appends s as encoding/json writes it: HTML characters
+// escaped too, which the module's other hand-written encoders leave alone
+// (so strings with one go through encoding/json, rarely on this path).
+func appendJSONString(dst []byte, s string) []byte {
+	if strings.ContainsAny(s, "<>&") {
+		q, _ := json.Marshal(s) // a string always marshals
+		return append(dst, q...)
+	}
+	return jsonstr.Append(dst, s, true)
 }

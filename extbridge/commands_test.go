@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -160,6 +161,72 @@ func TestCommandTimeouts(t *testing.T) {
 		_, err = e.hub.Tabs(ctx)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.NotErrorIs(t, err, ErrTimeout)
+
+		e.hub.mu.Lock()
+		assert.Empty(t, e.hub.calls, "no pending call is left behind")
+		e.hub.mu.Unlock()
+	})
+}
+
+// deadlineOnly reports a deadline but is never done, as a context type of
+// the caller's might: the hub's own wait still ends at the deadline.
+type deadlineOnly struct {
+	context.Context
+	at time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.at, true }
+
+// The hub waits for every command with one timer, armed for the earliest
+// deadline: calls started in any order, with and without deadlines, each
+// end exactly when their own wait does, and one answered in time is not
+// disturbed.
+func TestCommandTimeoutsOfConcurrentCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{CommandTimeout: 10 * time.Second, ReplyMargin: time.Second})
+		e.dial(extbridgetest.Options{Browser: answer(func(c *extbridgetest.Command) *extbridgetest.Result {
+			if c.Selector == "fast" {
+				return &extbridgetest.Result{Title: "answered"}
+			}
+			return nil
+		})})
+		start := time.Now()
+		type ended struct {
+			after time.Duration
+			res   *BrowserResult
+			err   error
+		}
+		run := func(delay time.Duration, ctx context.Context, selector string) <-chan ended {
+			out := make(chan ended, 1)
+			go func() {
+				time.Sleep(delay)
+				res, err := e.hub.Click(ctx, selector)
+				out <- ended{time.Since(start), res, err}
+			}()
+			return out
+		}
+		short, cancel := context.WithTimeout(t.Context(), 5*time.Second) // from 0: ends at 5 s
+		defer cancel()
+		a := run(0, t.Context(), "a")                                                       // 0 + 11 s
+		b := run(2*time.Second, short, "b")                                                 // the context's 5 s
+		c := run(4*time.Second, t.Context(), "c")                                           // 4 + 11 s
+		d := run(6*time.Second, t.Context(), "fast")                                        // answered
+		f := run(7*time.Second, deadlineOnly{t.Context(), start.Add(9 * time.Second)}, "f") // 9 s
+
+		for _, tt := range []struct {
+			ch       <-chan ended
+			after    time.Duration
+			deadline bool
+		}{{b, 5 * time.Second, true}, {f, 9 * time.Second, true}, {a, 11 * time.Second, false}, {c, 15 * time.Second, false}} {
+			got := <-tt.ch
+			assert.Equal(t, tt.after, got.after)
+			assert.ErrorIs(t, got.err, ErrTimeout)
+			assert.Equal(t, tt.deadline, errors.Is(got.err, context.DeadlineExceeded), "%v", got.err)
+		}
+		got := <-d
+		require.NoError(t, got.err)
+		assert.Equal(t, 6*time.Second, got.after)
+		assert.Equal(t, "answered", got.res.Title)
 
 		e.hub.mu.Lock()
 		assert.Empty(t, e.hub.calls, "no pending call is left behind")
@@ -335,5 +402,22 @@ func TestCommandOrderAndAck(t *testing.T) {
 			want = append(want, "chat_event")
 		}
 		assert.Equal(t, append(want, "browser_command"), types)
+	})
+}
+
+// encodeCommand writes, without reflection, the frame json.Marshal writes
+// of a commandFrame, byte for byte.
+func FuzzEncodeCommand(f *testing.F) {
+	for _, s := range []string{"", "button.submit", `a[title="x"] > b`, `back\slash`, "tab\tnew\nline\r\b\f\x00\x1f\x7f",
+		"<script>&amp;", "\u2028\u2029", "caf\u00e9 \U0001F600", "bad \xff\xfe utf-8", "\xed\xa0\x80"} {
+		f.Add("click", s, s, s, true, int64(30000))
+	}
+	f.Fuzz(func(t *testing.T, action, url, selector, text string, enter bool, timeoutMS int64) {
+		got, err := encodeCommand("id-1", BrowserCommand{Action: action, URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
+		require.NoError(t, err)
+		want, err := json.Marshal(commandFrame{Type: typeCommand, ID: "id-1", Action: action, URL: url, Selector: selector,
+			Text: text, PressEnter: enter, TimeoutMS: timeoutMS})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
 	})
 }

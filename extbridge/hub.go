@@ -58,6 +58,7 @@ type Hub struct {
 	conns       map[*extConn]struct{}
 	connected   chan struct{} // closed while a connection is current
 	calls       map[string]*pendingCall
+	callTimer   callTimer // fails the calls whose wait ran out
 	approvals   map[string]*pendingApproval
 	approvalSeq []string // pending approval ids in request order
 	turns       map[*Turn]struct{}
@@ -374,6 +375,11 @@ func (h *Hub) Close() error {
 		}
 		h.mu.Unlock()
 		h.terminateAll(true)
+		h.mu.Lock()
+		if h.callTimer.t != nil {
+			h.callTimer.t.Stop() // every call has failed: nothing to expire
+		}
+		h.mu.Unlock()
 		h.wg.Wait()
 		if h.artifacts != nil {
 			h.artifacts.Close()

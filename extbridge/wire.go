@@ -244,9 +244,13 @@ func decodeInbound(data []byte) (typ string, frame any, err error) {
 		return "", nil, err
 	}
 	if typ = knownType(rawType); typ == "" {
-		if rawType == nil || json.Unmarshal(rawType, &typ) != nil || typ == "" {
+		// A local for the decoder: the named result would move to the heap
+		// for every frame, known types included.
+		var named string
+		if rawType == nil || json.Unmarshal(rawType, &named) != nil || named == "" {
 			return "", nil, errNotFrame
 		}
+		typ = named
 	}
 	switch typ {
 	case typeResult:
