@@ -111,17 +111,36 @@ func (s *tapped) assertNoResponse(t *testing.T, tool string) {
 	}
 }
 
+// startHeldGoal starts a bridge whose stand-in extension holds tasks.wait
+// until ext.waitGate is closed, and returns the environment that points the
+// binary at it.
+func startHeldGoal(t *testing.T) (ext *standIn, env []string) {
+	path := socketPath(t)
+	ext = newStandIn()
+	ext.waitGate = make(chan struct{})
+	startBridge(t, path, ext, nil)
+	return ext, bridgeEnv(path, bridgeToken)
+}
+
+// assertStopped waits for the stand-in's tasks.stop, of task-1.
+func assertStopped(t *testing.T, ext *standIn) {
+	t.Helper()
+	select {
+	case <-ext.stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task was never stopped")
+	}
+	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
+}
+
 // TestBridgeCancelStopsTheGoal: the go-sdk client cancels a goal against the
 // built binary while its task runs; the server stops the task (tasks.stop
 // with its id) and sends no response to the cancelled request, as MCP says
 // (before: the task ran on, and a response came).
 func TestBridgeCancelStopsTheGoal(t *testing.T) {
-	path := socketPath(t)
-	ext := newStandIn()
-	ext.waitGate = make(chan struct{})
+	ext, env := startHeldGoal(t)
 	defer close(ext.waitGate)
-	startBridge(t, path, ext, nil)
-	s, _ := startTapped(t, bridgeEnv(path, bridgeToken))
+	s, _ := startTapped(t, env)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -136,12 +155,7 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 	}
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
-	select {
-	case <-ext.stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the task was never stopped")
-	}
-	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
+	assertStopped(t, ext)
 	// The session goes on.
 	res := call(t, s.cs, agentproto.ToolSnapshot, map[string]any{})
 	assert.False(t, res.IsError, text(res))
@@ -177,12 +191,9 @@ func (s *httpRawSession) post(t *testing.T, body string) *http.Response {
 // server stops the task (tasks.stop with its id) and the POST's stream ends
 // without a response, as MCP says (before: the response came on it).
 func TestHTTPCancelStopsTheGoal(t *testing.T) {
-	path := socketPath(t)
-	ext := newStandIn()
-	ext.waitGate = make(chan struct{})
+	ext, env := startHeldGoal(t)
 	defer close(ext.waitGate)
-	startBridge(t, path, ext, nil)
-	url, _ := startHTTP(t, bridgeEnv(path, bridgeToken))
+	url, _ := startHTTP(t, env)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	s := &httpRawSession{url: url, client: &http.Client{Transport: tr}}
@@ -211,12 +222,7 @@ func TestHTTPCancelStopsTheGoal(t *testing.T) {
 	resp = s.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`)
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-	select {
-	case <-ext.stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the task was never stopped")
-	}
-	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
+	assertStopped(t, ext)
 	var events []byte
 	select {
 	case events = <-stream:
