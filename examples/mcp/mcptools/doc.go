@@ -18,8 +18,9 @@
 // JSON-RPC batches up to protocol 2025-03-26; [NewHTTPHandler], the
 // streamable HTTP handler behind a bearer token and loopback Host/Origin
 // checks, with resumable streams, protocol 2026-07-28 on a stateless handler
-// and JSON-RPC errors where the SDK answers plain text; [CancelTransport],
-// which sends no response to a request the client cancelled, as MCP says;
+// and JSON-RPC errors where the SDK answers plain text, and no response to a
+// request the client cancelled; [CancelTransport], which sends none on
+// stdio either, as MCP says;
 // and [KeepToolOrder], which lists tools in the order they were added
 // rather than by name.
 //

@@ -80,6 +80,10 @@ var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
 // a JSON-RPC error instead, carrying the request's id when the body was one
 // request: -32601 for an unknown method, -32602 for missing params, -32700
 // for a body that is not JSON, -32600 otherwise.
+//
+// A request the client cancels (notifications/cancelled) gets no response,
+// as MCP says: the stateful handler's stream for it ends without one, and
+// at 2026-07-28 the client cancels by closing its request.
 func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error) {
 	if opts == nil || opts.Token == "" {
 		return nil, ErrNoToken
@@ -107,7 +111,7 @@ func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error)
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: limit, Logger: opts.Logger, Stateless: true, PropagateRequestCancellation: true,
 	})
-	g := &httpGuard{stateful: stateful, stateless: stateless, limit: limit,
+	g := &httpGuard{stateful: stateful, stateless: stateless, cancels: &httpCancels{calls: map[sessionCall]bool{}}, limit: limit,
 		token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
 	return g, nil
 }
@@ -119,6 +123,7 @@ const firstSessionlessProtocol = "2026-07-28"
 type httpGuard struct {
 	stateful  http.Handler
 	stateless http.Handler
+	cancels   *httpCancels // the stateful handler's calls in flight
 	limit     int64
 	token     []byte
 	origins   []string
@@ -168,11 +173,14 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the connection no longer counts against its bound on connections
 	// without a token while this request lasts.
 	agentproto.HTTPAuthenticated(r)
-	next := g.stateful
+	body := readBody(w, r, g.limit)
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= firstSessionlessProtocol {
-		next = g.stateless
+		serveJSONRPCErrors(g.stateless, w, r, body)
+		return
 	}
-	serveJSONRPCErrors(next, w, r, g.limit)
+	w, done := g.cancels.track(w, r, body)
+	defer done()
+	serveJSONRPCErrors(g.stateful, w, r, body)
 }
 
 func loopbackAddr(remote string) bool {

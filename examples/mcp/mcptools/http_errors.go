@@ -15,9 +15,20 @@ const maxSDKErrorText = 1 << 10
 
 // serveJSONRPCErrors serves r with next, turning a plain-text 4xx answer of
 // the go-sdk's handler into a JSON-RPC error response with the same status.
-// A POST body is read here, within limit bytes (the SDK's own limit), so
-// that the error can carry the request's id.
-func serveJSONRPCErrors(next http.Handler, w http.ResponseWriter, r *http.Request, limit int64) {
+// body is the request's (from readBody), so that the error can carry the
+// request's id.
+func serveJSONRPCErrors(next http.Handler, w http.ResponseWriter, r *http.Request, body []byte) {
+	ew := &errorWriter{ResponseWriter: w}
+	next.ServeHTTP(ew, r)
+	if ew.status != 0 {
+		ew.writeJSONRPC(body)
+	}
+}
+
+// readBody reads a POST body within limit bytes (the SDK's own limit) and
+// puts it back for the SDK's handler. A body over the limit, or that failed,
+// is nil; the SDK's handler then meets the same error.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) []byte {
 	var body []byte
 	if r.Method == http.MethodPost && r.Body != nil {
 		var err error
@@ -31,11 +42,7 @@ func serveJSONRPCErrors(next http.Handler, w http.ResponseWriter, r *http.Reques
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 	}
-	ew := &errorWriter{ResponseWriter: w}
-	next.ServeHTTP(ew, r)
-	if ew.status != 0 {
-		ew.writeJSONRPC(body)
-	}
+	return body
 }
 
 type errReader struct{ err error }

@@ -31,6 +31,12 @@ func newRawHTTP(t *testing.T, opts *HTTPOptions) *rawHTTP {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
+	return newRawHTTPServer(t, server, opts)
+}
+
+// newRawHTTPServer is newRawHTTP for server.
+func newRawHTTPServer(t *testing.T, server *mcp.Server, opts *HTTPOptions) *rawHTTP {
+	t.Helper()
 	if opts == nil {
 		opts = &HTTPOptions{}
 	}

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,17 +111,36 @@ func (s *tapped) assertNoResponse(t *testing.T, tool string) {
 	}
 }
 
+// startHeldGoal starts a bridge whose stand-in extension holds tasks.wait
+// until ext.waitGate is closed, and returns the environment that points the
+// binary at it.
+func startHeldGoal(t *testing.T) (ext *standIn, env []string) {
+	path := socketPath(t)
+	ext = newStandIn()
+	ext.waitGate = make(chan struct{})
+	startBridge(t, path, ext, nil)
+	return ext, bridgeEnv(path, bridgeToken)
+}
+
+// assertStopped waits for the stand-in's tasks.stop, of task-1.
+func assertStopped(t *testing.T, ext *standIn) {
+	t.Helper()
+	select {
+	case <-ext.stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task was never stopped")
+	}
+	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
+}
+
 // TestBridgeCancelStopsTheGoal: the go-sdk client cancels a goal against the
 // built binary while its task runs; the server stops the task (tasks.stop
 // with its id) and sends no response to the cancelled request, as MCP says
 // (before: the task ran on, and a response came).
 func TestBridgeCancelStopsTheGoal(t *testing.T) {
-	path := socketPath(t)
-	ext := newStandIn()
-	ext.waitGate = make(chan struct{})
+	ext, env := startHeldGoal(t)
 	defer close(ext.waitGate)
-	startBridge(t, path, ext, nil)
-	s, _ := startTapped(t, bridgeEnv(path, bridgeToken))
+	s, _ := startTapped(t, env)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -134,14 +155,95 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 	}
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
-	select {
-	case <-ext.stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the task was never stopped")
-	}
-	assert.JSONEq(t, `{"id":"task-1"}`, string(ext.payload(agentproto.TypeTasksStop)))
+	assertStopped(t, ext)
 	// The session goes on.
 	res := call(t, s.cs, agentproto.ToolSnapshot, map[string]any{})
 	assert.False(t, res.IsError, text(res))
 	s.assertNoResponse(t, agentproto.ToolExecuteGoal)
+}
+
+// httpRawSession is a raw HTTP client's MCP session with agentbridge-mcp --http.
+type httpRawSession struct {
+	url, session string
+	client       *http.Client
+}
+
+func (s *httpRawSession) post(t *testing.T, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+httpToken)
+	if s.session != "" {
+		req.Header.Set("Mcp-Session-Id", s.session)
+		// At 2025-11-25 the SDK primes a call's event stream, so that its
+		// headers come before the result.
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := s.client.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+// TestHTTPCancelStopsTheGoal: a raw HTTP client cancels a goal over
+// streamable HTTP while its task runs, keeping the call's POST open; the
+// server stops the task (tasks.stop with its id) and the POST's stream ends
+// without a response, as MCP says (before: the response came on it).
+func TestHTTPCancelStopsTheGoal(t *testing.T) {
+	ext, env := startHeldGoal(t)
+	defer close(ext.waitGate)
+	url, _ := startHTTP(t, env)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	s := &httpRawSession{url: url, client: &http.Client{Transport: tr}}
+
+	resp := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s.session = resp.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, s.session)
+	resp = s.post(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+
+	call := s.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+agentproto.ToolExecuteGoal+`","arguments":{"goal":"wait"}}}`)
+	defer call.Body.Close()
+	require.Equal(t, http.StatusOK, call.StatusCode)
+	require.Equal(t, "text/event-stream", call.Header.Get("Content-Type"))
+	stream := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(call.Body); stream <- b }()
+	select {
+	case <-ext.waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks.wait never reached the extension")
+	}
+	resp = s.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assertStopped(t, ext)
+	var events []byte
+	select {
+	case events = <-stream:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled call's stream never ended")
+	}
+	for line := range bytes.Lines(events) {
+		data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+		if data = bytes.TrimSpace(data); !ok || len(data) == 0 { // the priming event has no data
+			continue
+		}
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(data, &m), "%s", data)
+		if _, isRequest := m["method"]; !isRequest && string(m["id"]) == "7" {
+			t.Errorf("the cancelled request got a response: %s", data)
+		}
+	}
+
+	// The session goes on.
+	resp = s.post(t, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+agentproto.ToolSnapshot+`","arguments":{}}}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(b), `"id":8,"result"`)
 }
