@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,9 @@ func node(t *testing.T, script string, inputs []string) []string {
 	t.Helper()
 	bin, err := exec.LookPath("node")
 	if err != nil {
-		if os.Getenv("CI") != "" {
+		// CI installs Node for the Linux run; the Windows run under Wine
+		// cannot start a Linux node, and the same texts are checked there.
+		if os.Getenv("CI") != "" && runtime.GOOS != "windows" {
 			t.Fatal("node is not installed; CI installs it")
 		}
 		t.Skip("node is not installed: the texts are checked against JavaScript itself")
