@@ -160,7 +160,7 @@ type Outcome struct {
 	// "" for the batch deadline); nil when every operation succeeded.
 	Err *Error
 
-	executed bool // some operation was handed to its handler's goroutine
+	executed bool // some operation was handed to its handler
 }
 
 // OK reports whether every operation succeeded.
@@ -293,9 +293,18 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					}
 				}
 				started |= 1 << next
-				running++
 				lastStart = time.Now()
 				out.executed = true
+				if running == 0 && (conc == 1 || !anotherReady(p, next, started, finished)) {
+					// Nothing runs beside it and nothing can start until it
+					// ends (only its completion can make another operation
+					// ready): run it on this goroutine. A goroutine would only
+					// add its start and the growth of a fresh stack.
+					running++
+					complete(e.runOne(ctx, p, out.Results, next, lastStart))
+					continue
+				}
+				running++
 				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, i, started) }(next, lastStart)
 				continue
 			}
@@ -319,6 +328,17 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	return out
+}
+
+// anotherReady reports whether an operation other than next, not started,
+// has all its dependencies finished.
+func anotherReady(p *Plan, next int, started, finished uint64) bool {
+	for i := range p.Operations {
+		if i != next && started&(1<<i) == 0 && p.Operations[i].deps&^finished == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // wait waits for the [Limiter]'s slot in each scope.
