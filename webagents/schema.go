@@ -51,6 +51,7 @@ var manifestSchema = sync.OnceValue(func() *jsonschema.Schema {
 type compiledSchema struct {
 	schema *jsonschema.Schema
 	cost   *schemaCost
+	simple *simpleSchema // the fast path for valid inputs; nil for a schema beyond it
 }
 
 // SchemaComplexityError is the problem of a published schema whose cost
@@ -107,7 +108,7 @@ func compileUserSchema(raw []byte, maxCost int64) (cs *compiledSchema, err error
 	if got := cost.at(SchemaCostDepth); got > maxCost {
 		return nil, &SchemaComplexityError{Cost: got, Limit: maxCost}
 	}
-	return &compiledSchema{schema: s, cost: cost}, nil
+	return &compiledSchema{schema: s, cost: cost, simple: compileSimpleSchema(tree)}, nil
 }
 
 // schemaErrorMessage renders a compile error without the internal base URL.
@@ -149,6 +150,9 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 		return []Problem{{Path: "$", Message: fmt.Sprintf(
 			"input is too large or deep to validate against this schema (size %d, %d deep; the validation budget is %d steps)",
 			size, depth, MaxValidationSteps)}}
+	}
+	if s.simple != nil && s.simple.valid(tree) {
+		return nil
 	}
 	err = validateWithin(s, tree, s.cost.at(depth)*int64(size))
 	if err == nil {
