@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -202,6 +203,13 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
 	conc := max(p.Pacing.MaxConcurrency, 1)
 	scopes := scopesOf(ctx)
+	var trees *resultTrees
+	for i := range p.Operations {
+		if p.Operations[i].HasReferences {
+			trees = &resultTrees{once: make([]sync.Once, n), trees: make([]any, n)}
+			break
+		}
+	}
 
 	var (
 		started, finished uint64
@@ -301,11 +309,11 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					// ready): run it on this goroutine. A goroutine would only
 					// add its start and the growth of a fresh stack.
 					running++
-					complete(e.runOne(ctx, p, out.Results, next, lastStart))
+					complete(e.runOne(ctx, p, out.Results, trees, next, lastStart))
 					continue
 				}
 				running++
-				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, i, started) }(next, lastStart)
+				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, trees, i, started) }(next, lastStart)
 				continue
 			}
 		}
@@ -341,6 +349,22 @@ func anotherReady(p *Plan, next int, started, finished uint64) bool {
 	return false
 }
 
+// resultTrees holds the results of a run decoded for references: each is
+// decoded once however many operations and references name it. Operations
+// running at once share it; the trees are only read.
+type resultTrees struct {
+	once  []sync.Once
+	trees []any
+}
+
+// get returns result i decoded; result is its JSON, which has not changed
+// since the operation finished, before any operation that references it
+// started.
+func (t *resultTrees) get(i int, result json.RawMessage) any {
+	t.once[i].Do(func() { t.trees[i], _ = decodeTree(result) })
+	return t.trees[i]
+}
+
 // wait waits for the [Limiter]'s slot in each scope.
 func (e *Executor) wait(ctx context.Context, scopes pacingScopes) error {
 	if err := e.Limiter.Wait(ctx, scopes.session); err != nil {
@@ -361,27 +385,22 @@ func timeoutError(ctx context.Context) *Error {
 
 // runOne runs operation i. results holds the results of finished operations
 // and is only read for i's dependencies, which finished before i started.
-func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, i int, started time.Time) (c completion) {
+// trees decodes those results for references; it is nil when no operation
+// has any.
+func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, trees *resultTrees, i int, started time.Time) (c completion) {
 	c.index = i
 	op := &p.Operations[i]
 	input := op.Input
 	if op.HasReferences {
-		// Each result is decoded once however many references name it.
-		decoded := make([]any, len(p.Operations))
-		var tried uint64
 		lookup := func(id string) any {
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
-					if tried&(1<<j) == 0 {
-						tried |= 1 << j
-						decoded[j], _ = decodeTree(results[j])
-					}
-					return decoded[j]
+					return trees.get(j, results[j])
 				}
 			}
 			return nil
 		}
-		resolved, bad, err := resolveInput(input, op.tree, lookup)
+		resolved, tree, bad, err := resolveInputTree(input, op.tree, lookup)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))
@@ -398,7 +417,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			return c
 		}
 		if op.Action.input != nil {
-			if problems := validateInput(op.Action.input, resolved); len(problems) > 0 {
+			if problems := validateTree(op.Action.input, tree); len(problems) > 0 {
 				c.err = errorf(CodeInvalidInput, inputProblemMessage(problems))
 				return c
 			}

@@ -165,20 +165,29 @@ const maxResolvedBytes = 4 * MaxInputChars
 //
 // tree is input already decoded (nil: decode it); it is only read.
 func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, *Reference, error) {
+	out, _, bad, err := resolveInputTree(input, tree, lookup)
+	return out, bad, err
+}
+
+// resolveInputTree is resolveInput that also returns the resolved tree,
+// which is what decodeTree decodes from the resolved input: the values
+// substituted are subtrees decodeTree made, and encodeTree writes them so
+// that they decode alike. The tree shares those subtrees: it is only read.
+func resolveInputTree(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, any, *Reference, error) {
 	if tree == nil {
 		var err error
 		if tree, err = decodeTree(input); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	budget := maxResolvedBytes
 	resolved, bad := substituteRefs(tree, lookup, &budget)
 	if bad != nil {
-		return nil, bad, nil
+		return nil, nil, bad, nil
 	}
 	if budget < 0 {
-		return nil, nil, errResolvedTooLarge
+		return nil, nil, nil, errResolvedTooLarge
 	}
 	out, err := encodeTree(resolved)
-	return out, nil, err
+	return out, resolved, nil, err
 }

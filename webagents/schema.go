@@ -142,6 +142,12 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	if err != nil {
 		return []Problem{{Path: "$", Message: "not JSON"}}
 	}
+	return validateTree(s, tree)
+}
+
+// validateTree is validateInput for an input decodeTree decoded (or one
+// equal to what it decodes from the input's encoding); tree is only read.
+func validateTree(s *compiledSchema, tree any) []Problem {
 	if p := hugeNumber(tree, "$"); p != nil {
 		return []Problem{*p}
 	}
@@ -154,7 +160,7 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	if s.simple != nil && s.simple.valid(tree) {
 		return nil
 	}
-	err = validateWithin(s, tree, s.cost.at(depth)*int64(size))
+	err := validateWithin(s, tree, s.cost.at(depth)*int64(size))
 	if err == nil {
 		return nil
 	}

@@ -81,3 +81,28 @@ func FuzzSimpleSchema(f *testing.F) {
 		assert.Equal(t, validateInput(&slow, []byte(input)), validateInput(cs, []byte(input)))
 	})
 }
+
+// FuzzResolvedTree checks what the executor validates a resolved input by:
+// the tree resolveInputTree returns is the tree its bytes decode to, so
+// validating it is validating the bytes.
+func FuzzResolvedTree(f *testing.F) {
+	f.Add([]byte(`{"productId":{"$ref":"find.results.0.id"},"n":1.50,"s":"é\u0000"}`), []byte(`{"results":[{"id":"kb-1","id":"x"}],"n":1e3}`))
+	f.Add([]byte(`{"a":[{"$ref":"find"},{"$ref":"find.n"}]}`), []byte(`{"n":-0.0E+1,"s":"\ud800<>&"}`))
+	f.Fuzz(func(t *testing.T, input, result []byte) {
+		tree, err := decodeTree(input)
+		if err != nil {
+			return
+		}
+		res, err := decodeTree(result)
+		if err != nil {
+			return
+		}
+		out, resolved, bad, err := resolveInputTree(input, tree, func(string) any { return res })
+		if err != nil || bad != nil {
+			return
+		}
+		again, err := decodeTree(out)
+		require.NoError(t, err)
+		assert.Equal(t, again, resolved)
+	})
+}
