@@ -203,13 +203,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
 	conc := max(p.Pacing.MaxConcurrency, 1)
 	scopes := scopesOf(ctx)
-	var trees *resultTrees
-	for i := range p.Operations {
-		if p.Operations[i].HasReferences {
-			trees = &resultTrees{once: make([]sync.Once, n), trees: make([]any, n)}
-			break
-		}
-	}
+	trees := newResultTrees(p)
 
 	var (
 		started, finished uint64
@@ -218,7 +212,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		lastStart         time.Time
 		timer             *time.Timer
 		ctxDone           = ctx.Done()
-		doneCh            = make(chan completion, n)
+		// doneCh is made for the first operation on a goroutine of its own
+		// (or refused by the Limiter): a batch run inline needs none.
+		doneCh chan completion
 	)
 	defer func() {
 		if timer != nil {
@@ -292,6 +288,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					if err := e.wait(ctx, scopes); err != nil {
 						started |= 1 << next
 						running++
+						if doneCh == nil {
+							doneCh = make(chan completion, n)
+						}
 						doneCh <- completion{index: next, err: e.asError(ctx, p.Operations[next].ID, err)}
 						continue
 					}
@@ -313,7 +312,10 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					continue
 				}
 				running++
-				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, trees, i, started) }(next, lastStart)
+				if doneCh == nil {
+					doneCh = make(chan completion, n)
+				}
+				go e.runTo(ctx, doneCh, p, out.Results, trees, next, lastStart)
 				continue
 			}
 		}
@@ -349,20 +351,39 @@ func anotherReady(p *Plan, next int, started, finished uint64) bool {
 	return false
 }
 
+// runTo runs operation i on a goroutine of its own and sends its
+// completion to done.
+func (e *Executor) runTo(ctx context.Context, done chan<- completion, p *Plan, results []json.RawMessage, trees resultTrees, i int, started time.Time) {
+	done <- e.runOne(ctx, p, results, trees, i, started)
+}
+
 // resultTrees holds the results of a run decoded for references: each is
 // decoded once however many operations and references name it. Operations
-// running at once share it; the trees are only read.
-type resultTrees struct {
-	once  []sync.Once
-	trees []any
+// running at once share it; the trees are only read. It is nil when no
+// operation has references.
+type resultTrees []resultTree
+
+type resultTree struct {
+	once sync.Once
+	tree any
+}
+
+func newResultTrees(p *Plan) resultTrees {
+	for i := range p.Operations {
+		if p.Operations[i].HasReferences {
+			return make(resultTrees, len(p.Operations))
+		}
+	}
+	return nil
 }
 
 // get returns result i decoded; result is its JSON, which has not changed
 // since the operation finished, before any operation that references it
 // started.
-func (t *resultTrees) get(i int, result json.RawMessage) any {
-	t.once[i].Do(func() { t.trees[i], _ = decodeTree(result) })
-	return t.trees[i]
+func (t resultTrees) get(i int, result json.RawMessage) any {
+	r := &t[i]
+	r.once.Do(func() { r.tree, _ = decodeTree(result) })
+	return r.tree
 }
 
 // wait waits for the [Limiter]'s slot in each scope.
@@ -387,7 +408,7 @@ func timeoutError(ctx context.Context) *Error {
 // and is only read for i's dependencies, which finished before i started.
 // trees decodes those results for references; it is nil when no operation
 // has any.
-func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, trees *resultTrees, i int, started time.Time) (c completion) {
+func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, trees resultTrees, i int, started time.Time) (c completion) {
 	c.index = i
 	op := &p.Operations[i]
 	input := op.Input

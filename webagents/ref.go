@@ -95,40 +95,38 @@ func collectRefs(tree any) (refs []Reference, ok bool) {
 // substituteRefs returns tree with every reference replaced by the value it
 // resolves to; lookup returns the decoded result of an operation. The
 // second result is the first reference that did not resolve. The bytes the
-// references add are taken from *budget; once it is below zero
+// references add are taken from r.budget; once it is below zero
 // substitution stops and returns nil, nil.
-func substituteRefs(tree any, lookup func(id string) any, budget *int) (any, *Reference) {
+func substituteRefs(tree any, lookup func(id string) any, r *substitution) (any, *Reference) {
 	switch t := tree.(type) {
 	case map[string]any:
 		if ref, ok := t["$ref"]; ok && len(t) == 1 {
 			s, _ := ref.(string)
-			r, valid := ParseReference(s)
-			if !valid {
-				return nil, &r
-			}
-			v, found := r.Resolve(lookup(r.Operation))
+			v, found := resolveReference(s, lookup)
 			if !found {
-				return nil, &r
+				bad, _ := ParseReference(s) // the zero Reference when s is malformed
+				return nil, &bad
 			}
 			// Count what the reference adds, and stop once the input is
 			// over the limit: thousands of references to one large result
 			// would otherwise build gigabytes before the size check.
-			if *budget >= 0 {
-				enc, err := encodeTree(v)
+			if r.budget >= 0 {
+				n, err := r.encodedLen(v)
 				if err != nil {
-					return nil, &r
+					bad, _ := ParseReference(s)
+					return nil, &bad
 				}
-				*budget -= len(enc)
+				r.budget -= n
 			}
-			if *budget < 0 {
+			if r.budget < 0 {
 				return nil, nil
 			}
 			return v, nil
 		}
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			v, bad := substituteRefs(e, lookup, budget)
-			if bad != nil || *budget < 0 {
+			v, bad := substituteRefs(e, lookup, r)
+			if bad != nil || r.budget < 0 {
 				return nil, bad
 			}
 			out[k] = v
@@ -137,8 +135,8 @@ func substituteRefs(tree any, lookup func(id string) any, budget *int) (any, *Re
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			v, bad := substituteRefs(e, lookup, budget)
-			if bad != nil || *budget < 0 {
+			v, bad := substituteRefs(e, lookup, r)
+			if bad != nil || r.budget < 0 {
 				return nil, bad
 			}
 			out[i] = v
@@ -147,6 +145,55 @@ func substituteRefs(tree any, lookup func(id string) any, budget *int) (any, *Re
 	default:
 		return tree, nil
 	}
+}
+
+// substitution is the state of one substituteRefs: the bytes references
+// may still add, and a buffer to measure them in.
+type substitution struct {
+	budget  int
+	scratch []byte
+}
+
+// encodedLen returns the length of encodeTree(v).
+func (r *substitution) encodedLen(v any) (int, error) {
+	var ok bool
+	if r.scratch, ok = appendTree(r.scratch[:0], v); ok {
+		return len(r.scratch), nil
+	}
+	enc, err := marshalCompact(v)
+	return len(enc), err
+}
+
+// resolveReference is ParseReference(s) and Resolve(lookup(operation)),
+// without allocating: it reports false for a malformed reference as for
+// one that does not resolve.
+func resolveReference(s string, lookup func(id string) any) (any, bool) {
+	id, rest, dotted := strings.Cut(s, ".")
+	if !validOpID(id) || (dotted && (rest == "" || rest[0] == '.' || rest[len(rest)-1] == '.' || strings.Contains(rest, ".."))) {
+		return nil, false
+	}
+	v := lookup(id)
+	for dotted {
+		var seg string
+		seg, rest, dotted = strings.Cut(rest, ".")
+		switch t := v.(type) {
+		case map[string]any:
+			e, ok := t[seg]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			i, ok := arrayIndex(seg)
+			if !ok || i >= len(t) {
+				return nil, false
+			}
+			v = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // errResolvedTooLarge is returned by resolveInput for an input whose
@@ -180,14 +227,19 @@ func resolveInputTree(input json.RawMessage, tree any, lookup func(id string) an
 			return nil, nil, nil, err
 		}
 	}
-	budget := maxResolvedBytes
-	resolved, bad := substituteRefs(tree, lookup, &budget)
+	r := substitution{budget: maxResolvedBytes}
+	resolved, bad := substituteRefs(tree, lookup, &r)
 	if bad != nil {
 		return nil, nil, bad, nil
 	}
-	if budget < 0 {
+	if r.budget < 0 {
 		return nil, nil, nil, errResolvedTooLarge
 	}
-	out, err := encodeTree(resolved)
-	return out, resolved, nil, err
+	out, ok := appendTree(r.scratch[:0], resolved)
+	if !ok {
+		var err error
+		out, err = marshalCompact(resolved)
+		return out, resolved, nil, err
+	}
+	return out, resolved, nil, nil
 }

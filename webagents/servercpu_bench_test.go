@@ -1,6 +1,8 @@
 package webagents_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/internal/wabench"
@@ -22,3 +24,23 @@ func BenchmarkServerCPU(b *testing.B) {
 // TestServerCPUChild is BenchmarkServerCPU's server process; it skips when
 // not started by it.
 func TestServerCPUChild(t *testing.T) { wabench.ChildServe(t, nil) }
+
+// BenchmarkSiteServeHTTP is the Handler's share of BenchmarkServerCPU in
+// this process, without the network: the bench batch served to a
+// recorder, for profiles and allocation counts.
+func BenchmarkSiteServeHTTP(b *testing.B) {
+	const origin = "http://127.0.0.1:8080"
+	h, err := wabench.Site(origin, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, wabench.NewRequest(b.Context(), origin, ""))
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code, rec.Body)
+		}
+	}
+}
