@@ -413,15 +413,22 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 	op := &p.Operations[i]
 	input := op.Input
 	if op.HasReferences {
-		lookup := func(id string) any {
+		src := func(id, rest string, dotted bool) (any, bool) {
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
-					return trees.get(j, results[j])
+					// A path into a result is read from its text: only the
+					// value named is decoded.
+					if dotted && len(results[j]) <= maxRawPathBytes {
+						if v, found, ok := rawPath(results[j], rest); ok {
+							return v, found
+						}
+					}
+					return walkPath(trees.get(j, results[j]), rest, dotted)
 				}
 			}
-			return nil
+			return walkPath(nil, rest, dotted)
 		}
-		resolved, tree, bad, err := resolveInputTree(input, op.tree, lookup)
+		resolved, tree, bad, err := resolveInputTree(input, op.tree, src)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))

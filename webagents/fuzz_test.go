@@ -114,7 +114,7 @@ func FuzzReference(f *testing.F) {
 		if tree, _ = decodeTree(result); tree == nil {
 			tree = map[string]any{}
 		}
-		got, gotOK := resolveReference(ref, func(string) any { return tree })
+		got, gotOK := resolveReference(ref, treeSource(func(string) any { return tree }))
 		r, ok := ParseReference(ref)
 		var want any
 		wantOK := false

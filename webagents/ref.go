@@ -97,12 +97,12 @@ func collectRefs(tree any) (refs []Reference, ok bool) {
 // second result is the first reference that did not resolve. The bytes the
 // references add are taken from r.budget; once it is below zero
 // substitution stops and returns nil, nil.
-func substituteRefs(tree any, lookup func(id string) any, r *substitution) (any, *Reference) {
+func substituteRefs(tree any, src refSource, r *substitution) (any, *Reference) {
 	switch t := tree.(type) {
 	case map[string]any:
 		if ref, ok := t["$ref"]; ok && len(t) == 1 {
 			s, _ := ref.(string)
-			v, found := resolveReference(s, lookup)
+			v, found := resolveReference(s, src)
 			if !found {
 				bad, _ := ParseReference(s) // the zero Reference when s is malformed
 				return nil, &bad
@@ -125,7 +125,7 @@ func substituteRefs(tree any, lookup func(id string) any, r *substitution) (any,
 		}
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			v, bad := substituteRefs(e, lookup, r)
+			v, bad := substituteRefs(e, src, r)
 			if bad != nil || r.budget < 0 {
 				return nil, bad
 			}
@@ -135,7 +135,7 @@ func substituteRefs(tree any, lookup func(id string) any, r *substitution) (any,
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			v, bad := substituteRefs(e, lookup, r)
+			v, bad := substituteRefs(e, src, r)
 			if bad != nil || r.budget < 0 {
 				return nil, bad
 			}
@@ -164,15 +164,31 @@ func (r *substitution) encodedLen(v any) (int, error) {
 	return len(enc), err
 }
 
-// resolveReference is ParseReference(s) and Resolve(lookup(operation)),
-// without allocating: it reports false for a malformed reference as for
-// one that does not resolve.
-func resolveReference(s string, lookup func(id string) any) (any, bool) {
+// refSource returns the value a well-formed reference names: the result of
+// operation id at the dotted path rest (the whole result when dotted is
+// false), as Reference.Resolve finds it in the decoded result.
+type refSource func(id, rest string, dotted bool) (any, bool)
+
+// treeSource is the refSource of decoded results; lookup returns the
+// decoded result of an operation.
+func treeSource(lookup func(id string) any) refSource {
+	return func(id, rest string, dotted bool) (any, bool) { return walkPath(lookup(id), rest, dotted) }
+}
+
+// resolveReference is ParseReference(s) and Resolve of the operation's
+// result, without allocating: it reports false for a malformed reference
+// as for one that does not resolve.
+func resolveReference(s string, src refSource) (any, bool) {
 	id, rest, dotted := strings.Cut(s, ".")
 	if !validOpID(id) || (dotted && (rest == "" || rest[0] == '.' || rest[len(rest)-1] == '.' || strings.Contains(rest, ".."))) {
 		return nil, false
 	}
-	v := lookup(id)
+	return src(id, rest, dotted)
+}
+
+// walkPath is Reference.Resolve with the path given as its dotted text
+// (rest, when dotted).
+func walkPath(v any, rest string, dotted bool) (any, bool) {
 	for dotted {
 		var seg string
 		seg, rest, dotted = strings.Cut(rest, ".")
@@ -212,7 +228,7 @@ const maxResolvedBytes = 4 * MaxInputChars
 //
 // tree is input already decoded (nil: decode it); it is only read.
 func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, *Reference, error) {
-	out, _, bad, err := resolveInputTree(input, tree, lookup)
+	out, _, bad, err := resolveInputTree(input, tree, treeSource(lookup))
 	return out, bad, err
 }
 
@@ -220,7 +236,7 @@ func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (
 // which is what decodeTree decodes from the resolved input: the values
 // substituted are subtrees decodeTree made, and encodeTree writes them so
 // that they decode alike. The tree shares those subtrees: it is only read.
-func resolveInputTree(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, any, *Reference, error) {
+func resolveInputTree(input json.RawMessage, tree any, src refSource) (json.RawMessage, any, *Reference, error) {
 	if tree == nil {
 		var err error
 		if tree, err = decodeTree(input); err != nil {
@@ -228,7 +244,7 @@ func resolveInputTree(input json.RawMessage, tree any, lookup func(id string) an
 		}
 	}
 	r := substitution{budget: maxResolvedBytes}
-	resolved, bad := substituteRefs(tree, lookup, &r)
+	resolved, bad := substituteRefs(tree, src, &r)
 	if bad != nil {
 		return nil, nil, bad, nil
 	}

@@ -97,7 +97,7 @@ func FuzzResolvedTree(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, resolved, bad, err := resolveInputTree(input, tree, func(string) any { return res })
+		out, resolved, bad, err := resolveInputTree(input, tree, treeSource(func(string) any { return res }))
 		if err != nil || bad != nil {
 			return
 		}

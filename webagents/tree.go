@@ -3,6 +3,7 @@ package webagents
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/jsonstr"
@@ -342,4 +343,203 @@ func encodeTree(v any) ([]byte, error) {
 		return out, nil
 	}
 	return marshalCompact(v)
+}
+
+// maxRawPathBytes is the longest result rawPath reads a path from. Within
+// it no document nests as deep as encoding/json refuses (10,000 levels), so
+// a value decoded alone is the value decoded as part of the whole.
+const maxRawPathBytes = 16 << 10
+
+// rawPath returns the value at a dotted path in the JSON document data,
+// decoded as decodeTree decodes it: what walkPath finds in decodeTree(data),
+// where the last of duplicate keys is the one seen, without decoding the
+// rest. ok is false, and the caller decodes the whole, for a document it is
+// not sure of.
+func rawPath(data []byte, rest string) (v any, found, ok bool) {
+	p := treeParser{data: data}
+	p.space()
+	for dotted := true; dotted; {
+		var seg string
+		seg, rest, dotted = strings.Cut(rest, ".")
+		if p.pos >= len(p.data) {
+			return nil, false, false
+		}
+		switch p.data[p.pos] {
+		case '{':
+			at, ok := p.member(seg)
+			if !ok {
+				return nil, false, false
+			}
+			if at < 0 {
+				return nil, false, true
+			}
+			p.pos = at
+		case '[':
+			i, isIndex := arrayIndex(seg)
+			if !isIndex {
+				return nil, false, true
+			}
+			at, ok := p.element(i)
+			if !ok {
+				return nil, false, false
+			}
+			if at < 0 {
+				return nil, false, true
+			}
+			p.pos = at
+		default:
+			return nil, false, true
+		}
+	}
+	start := p.pos
+	if !p.skip() {
+		return nil, false, false
+	}
+	v, err := decodeTree(p.data[start:p.pos])
+	return v, err == nil, err == nil
+}
+
+// member returns where the value of the object at p.pos's last member
+// named key starts, or -1 when it has none.
+func (p *treeParser) member(key string) (at int, ok bool) {
+	at = -1
+	p.pos++ // '{'
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		return at, true
+	}
+	for {
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return 0, false
+		}
+		is, ok := p.isKey(key)
+		if !ok {
+			return 0, false
+		}
+		p.space()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return 0, false
+		}
+		p.pos++
+		p.space()
+		if is {
+			at = p.pos
+		}
+		if !p.skip() {
+			return 0, false
+		}
+		p.space()
+		if p.pos >= len(p.data) {
+			return 0, false
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.space()
+		case '}':
+			return at, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// isKey reports whether the object key at p.pos, decoded as str decodes
+// it, is key, and moves past it; ok is false for a malformed key.
+func (p *treeParser) isKey(key string) (is, ok bool) {
+	start := p.pos
+	for i := start + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.pos = i + 1
+			return string(p.data[start+1:i]) == key, true // compared without a copy
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			k, ok := p.str()
+			return k == key, ok
+		}
+	}
+	return false, false
+}
+
+// element returns where the i-th element of the array at p.pos starts, or
+// -1 when it is shorter.
+func (p *treeParser) element(i int) (at int, ok bool) {
+	p.pos++ // '['
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		return -1, true
+	}
+	for n := 0; ; n++ {
+		if n == i {
+			return p.pos, true
+		}
+		if !p.skip() {
+			return 0, false
+		}
+		p.space()
+		if p.pos >= len(p.data) {
+			return 0, false
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.space()
+		case ']':
+			return -1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// skip moves past the value at p.pos. It reports false for malformed text
+// (its callers then decode the whole document, which refuses it).
+func (p *treeParser) skip() bool {
+	depth := 0
+	for p.pos < len(p.data) {
+		switch c := p.data[p.pos]; c {
+		case '"':
+			p.pos++
+			for p.pos < len(p.data) && p.data[p.pos] != '"' {
+				if p.data[p.pos] == '\\' {
+					p.pos++
+				}
+				p.pos++
+			}
+			if p.pos >= len(p.data) {
+				return false
+			}
+			p.pos++
+		case '{', '[':
+			depth++
+			p.pos++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return false
+			}
+			p.pos++
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return false
+			}
+			p.pos++
+		default:
+			p.pos++
+			if depth == 0 {
+				// A scalar: up to the next delimiter.
+				for p.pos < len(p.data) {
+					if c := p.data[p.pos]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+						break
+					}
+					p.pos++
+				}
+				return true
+			}
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+	return false
 }
