@@ -142,8 +142,8 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 			return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
 		}
 	}
-	refs, ok := collectRefs(tree)
-	if len(refs) == 0 && ok {
+	n, ok := refOperations(tree, nil)
+	if n == 0 {
 		return nil
 	}
 	if !m.Workflow.References {
@@ -154,17 +154,20 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 	}
 	po.HasReferences = true
 	po.tree = tree
-	for _, r := range refs {
-		j := b.index(r.Operation)
+	var graphErr error
+	refOperations(tree, func(op string) {
+		j := b.index(op)
 		switch {
+		case graphErr != nil:
 		case j < 0:
-			return opErrorf(CodeInvalidGraph, po.ID, "A $ref names an unknown operation.")
+			graphErr = opErrorf(CodeInvalidGraph, po.ID, "A $ref names an unknown operation.")
 		case j == i:
-			return opErrorf(CodeInvalidGraph, po.ID, "An operation cannot reference itself.")
+			graphErr = opErrorf(CodeInvalidGraph, po.ID, "An operation cannot reference itself.")
+		default:
+			po.deps |= 1 << j
 		}
-		po.deps |= 1 << j
-	}
-	return nil
+	})
+	return graphErr
 }
 
 // ancestors returns, for each operation, the set of operations it depends on

@@ -17,21 +17,25 @@ type Reference struct {
 // ParseReference parses "opId" or "opId.seg.seg…". It returns false for an
 // invalid operation id or an empty segment.
 func ParseReference(s string) (Reference, bool) {
-	id, rest, dotted := strings.Cut(s, ".")
-	if !validOpID(id) {
+	id, rest, dotted, ok := splitReference(s)
+	if !ok {
 		return Reference{}, false
 	}
 	r := Reference{Operation: id}
-	if !dotted {
-		return r, true
-	}
-	r.Path = strings.Split(rest, ".")
-	for _, seg := range r.Path {
-		if seg == "" {
-			return Reference{}, false
-		}
+	if dotted {
+		r.Path = strings.Split(rest, ".")
 	}
 	return r, true
+}
+
+// splitReference checks a reference as ParseReference does and splits it
+// at its first dot, without allocating.
+func splitReference(s string) (id, rest string, dotted, ok bool) {
+	id, rest, dotted = strings.Cut(s, ".")
+	if !validOpID(id) || (dotted && (rest == "" || rest[0] == '.' || rest[len(rest)-1] == '.' || strings.Contains(rest, ".."))) {
+		return "", "", false, false
+	}
+	return id, rest, dotted, true
 }
 
 // String returns the reference in its wire form.
@@ -76,20 +80,24 @@ func arrayIndex(seg string) (int, bool) {
 	return n, err == nil
 }
 
-// collectRefs returns the references of a decoded input, or ok false when a
-// reference value is malformed.
-func collectRefs(tree any) (refs []Reference, ok bool) {
+// refOperations calls fn with the operation of each reference in a
+// decoded input, and returns the number of references and whether every
+// one is well-formed.
+func refOperations(tree any, fn func(op string)) (n int, ok bool) {
 	ok = true
 	walkRefs(tree, func(v any) {
+		n++
 		s, isString := v.(string)
-		r, valid := ParseReference(s)
+		id, _, _, valid := splitReference(s)
 		if !isString || !valid {
 			ok = false
 			return
 		}
-		refs = append(refs, r)
+		if fn != nil {
+			fn(id)
+		}
 	})
-	return refs, ok
+	return n, ok
 }
 
 // substituteRefs returns tree with every reference replaced by the value it
@@ -179,8 +187,8 @@ func treeSource(lookup func(id string) any) refSource {
 // result, without allocating: it reports false for a malformed reference
 // as for one that does not resolve.
 func resolveReference(s string, src refSource) (any, bool) {
-	id, rest, dotted := strings.Cut(s, ".")
-	if !validOpID(id) || (dotted && (rest == "" || rest[0] == '.' || rest[len(rest)-1] == '.' || strings.Contains(rest, ".."))) {
+	id, rest, dotted, ok := splitReference(s)
+	if !ok {
 		return nil, false
 	}
 	return src(id, rest, dotted)
