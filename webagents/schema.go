@@ -138,6 +138,9 @@ func schemaErrorMessage(err error) string {
 // [MaxValidationSteps], and no number may have an exponent beyond
 // [MaxNumberExponent].
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
+	if s.simple != nil && s.simple.validRaw(input, s.cost) {
+		return nil
+	}
 	tree, err := decodeTree(input)
 	if err != nil {
 		return []Problem{{Path: "$", Message: "not JSON"}}

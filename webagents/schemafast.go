@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -269,4 +270,181 @@ func isPlainInteger(n string) bool {
 		n = n[1:]
 	}
 	return n != "" && isDigits(n)
+}
+
+// maxRawMembers is the most members validRaw reads; larger inputs are
+// decoded.
+const maxRawMembers = 16
+
+// validRaw is decodeTree, the checks validateTree makes before it
+// validates (numbers in range, the step budget) and valid, read from the
+// input's text without decoding it, for a flat object whose keys and
+// strings have no escapes. false means: decode and validate.
+func (s *simpleSchema) validRaw(input []byte, cost *schemaCost) bool {
+	if len(s.required) > 64 {
+		return false
+	}
+	p := treeParser{data: input}
+	p.space()
+	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
+		return false
+	}
+	p.pos++
+	p.space()
+	var keys [maxRawMembers][]byte
+	var required uint64
+	n, size := 0, 1
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+	} else {
+		for {
+			if n == maxRawMembers {
+				return false
+			}
+			key, ok := p.plainString()
+			if !ok {
+				return false
+			}
+			for _, k := range keys[:n] {
+				if string(k) == string(key) {
+					return false // the last would win: let decodeTree say
+				}
+			}
+			keys[n] = key
+			n++
+			p.space()
+			if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+				return false
+			}
+			p.pos++
+			p.space()
+			v, ok := p.rawScalar()
+			if !ok {
+				return false
+			}
+			size += 1 + len(key)/stringBytesPerStep
+			if v.kind == typeString {
+				size += len(v.raw) / stringBytesPerStep
+			}
+			if prop := s.props[string(key)]; prop != nil {
+				if !prop.validRaw(v) {
+					return false
+				}
+			} else if s.closed {
+				return false
+			}
+			for i, name := range s.required {
+				if name == string(key) {
+					required |= 1 << i
+				}
+			}
+			p.space()
+			if p.pos >= len(p.data) {
+				return false
+			}
+			if p.data[p.pos] == '}' {
+				p.pos++
+				break
+			}
+			if p.data[p.pos] != ',' {
+				return false
+			}
+			p.pos++
+			p.space()
+		}
+	}
+	p.space()
+	if p.pos != len(p.data) || required != 1<<len(s.required)-1 {
+		return false
+	}
+	depth := 0
+	if n > 0 {
+		depth = 1
+	}
+	c := cost.at(depth)
+	return c < costCap && c*int64(size) <= MaxValidationSteps
+}
+
+// rawValue is a scalar as validRaw reads it: its type (typeString,
+// typeNumber, typeBoolean or typeNull) and its text (a string's without
+// the quotes).
+type rawValue struct {
+	kind simpleTypes
+	raw  []byte
+}
+
+// plainString reads the string at p.pos when it has no escapes, no control
+// characters and is valid UTF-8 (so that its text is its value).
+func (p *treeParser) plainString() ([]byte, bool) {
+	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		return nil, false
+	}
+	ascii := true
+	for i := p.pos + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			raw := p.data[p.pos+1 : i]
+			if !ascii && !utf8.Valid(raw) {
+				return nil, false
+			}
+			p.pos = i + 1
+			return raw, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// rawScalar reads the scalar at p.pos: a plain string, a number whose
+// exponent is in range, true, false or null.
+func (p *treeParser) rawScalar() (rawValue, bool) {
+	if p.pos >= len(p.data) {
+		return rawValue{}, false
+	}
+	switch c := p.data[p.pos]; {
+	case c == '"':
+		raw, ok := p.plainString()
+		return rawValue{kind: typeString, raw: raw}, ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		end := scanNumber(p.data, p.pos)
+		if end < 0 {
+			return rawValue{}, false
+		}
+		raw := p.data[p.pos:end]
+		p.pos = end
+		return rawValue{kind: typeNumber, raw: raw}, numberInRange(string(raw))
+	case c == 't':
+		return rawValue{kind: typeBoolean}, p.literal("true")
+	case c == 'f':
+		return rawValue{kind: typeBoolean}, p.literal("false")
+	case c == 'n':
+		return rawValue{kind: typeNull}, p.literal("null")
+	}
+	return rawValue{}, false
+}
+
+// validRaw is valid for a scalar validRaw read.
+func (p *simpleProperty) validRaw(v rawValue) bool {
+	if p.types != 0 {
+		ok := p.types&v.kind != 0 ||
+			(v.kind == typeNumber && p.types&typeInteger != 0 && isPlainInteger(string(v.raw)))
+		if !ok {
+			return false
+		}
+	}
+	if p.enum != nil {
+		if v.kind != typeString || !slices.Contains(p.enum, string(v.raw)) {
+			return false
+		}
+	}
+	if v.kind == typeString && (p.minLength >= 0 || p.maxLength >= 0) {
+		n := utf8.RuneCount(v.raw)
+		if (p.minLength >= 0 && n < p.minLength) || (p.maxLength >= 0 && n > p.maxLength) {
+			return false
+		}
+	}
+	return true
 }

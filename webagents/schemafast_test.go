@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,6 +22,10 @@ var simpleSchemaSeeds = []struct {
 	{`{"type":"object","properties":{"size":{"type":"string","enum":["s","m","l"]},"name":{"type":"string","minLength":2,"maxLength":3}},"required":["size","name"]}`, true,
 		[]string{`{"size":"m","name":"ab"}`, `{"size":"xl","name":"ab"}`, `{"size":"m","name":"a"}`, `{"size":"m","name":"ééé"}`, `{"size":"m","name":"abcd"}`, `{"size":1,"name":"ab"}`}},
 	{`{"properties":{"q":{"enum":["a"]}}}`, true, []string{`{"q":"a"}`, `{"q":"b"}`, `{}`}},
+	{`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"number"}},"required":["q"]}`, true,
+		[]string{` { "q" : "a" , "n" : -1.5e3 } `, `{"q":"a","q":"b"}`, `{"q":"a\u0062"}`, `{"q":"a","n":1e1001}`, `{"q":"a","n":1e1000}`,
+			`{"q":"a"}x`, `{"q":"a",}`, `{"q":"ÿ"}`, `{"q":"é"}`, `{"\u0071":"a"}`, `{"q":"a","x":tru}`, `{"q":"a","n":01}`,
+			`{"q":"` + strings.Repeat("x", 5000) + `"}`}},
 	{`{"type":"object","properties":{"q":{"type":"string","pattern":"^a"}}}`, false, []string{`{"q":"a"}`, `{"q":"b"}`}},
 	{`{"type":"object","properties":{"q":{"$ref":"#/$defs/s"}},"$defs":{"s":{"type":"string"}}}`, false, []string{`{"q":"a"}`}},
 	{`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object"}`, false, []string{`{}`}},
@@ -50,6 +55,9 @@ func TestSimpleSchemaTakesTypicalInputs(t *testing.T) {
 		tree, err := decodeTree([]byte(c.input))
 		require.NoError(t, err)
 		assert.True(t, cs.simple.valid(tree), "%s on %s", c.input, c.schema)
+		if !strings.ContainsAny(c.input, "[{") || c.input[0] == '{' && !strings.ContainsAny(c.input[1:], "[{") {
+			assert.True(t, cs.simple.validRaw([]byte(c.input), cs.cost), "raw %s on %s", c.input, c.schema)
+		}
 	}
 }
 
@@ -78,7 +86,11 @@ func FuzzSimpleSchema(f *testing.F) {
 		}
 		slow := *cs
 		slow.simple = nil
-		assert.Equal(t, validateInput(&slow, []byte(input)), validateInput(cs, []byte(input)))
+		want := validateInput(&slow, []byte(input))
+		if cs.simple.validRaw([]byte(input), cs.cost) && len(want) > 0 {
+			t.Fatalf("validRaw takes %s for %s; without the fast path: %v", input, schema, want)
+		}
+		assert.Equal(t, want, validateInput(cs, []byte(input)))
 	})
 }
 
