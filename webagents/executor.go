@@ -428,7 +428,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			}
 			return walkPath(nil, rest, dotted)
 		}
-		resolved, tree, bad, err := resolveInputTree(input, op.tree, src)
+		resolved, bad, err := resolveFrom(input, op.tree, src)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))
@@ -445,7 +445,7 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			return c
 		}
 		if op.Action.input != nil {
-			if problems := validateTree(op.Action.input, tree); len(problems) > 0 {
+			if problems := validateInput(op.Action.input, resolved); len(problems) > 0 {
 				c.err = errorf(CodeInvalidInput, inputProblemMessage(problems))
 				return c
 			}

@@ -3,6 +3,7 @@ package webagents
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -236,34 +237,99 @@ const maxResolvedBytes = 4 * MaxInputChars
 //
 // tree is input already decoded (nil: decode it); it is only read.
 func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (json.RawMessage, *Reference, error) {
-	out, _, bad, err := resolveInputTree(input, tree, treeSource(lookup))
-	return out, bad, err
+	return resolveFrom(input, tree, treeSource(lookup))
 }
 
-// resolveInputTree is resolveInput that also returns the resolved tree,
-// which is what decodeTree decodes from the resolved input: the values
-// substituted are subtrees decodeTree made, and encodeTree writes them so
-// that they decode alike. The tree shares those subtrees: it is only read.
-func resolveInputTree(input json.RawMessage, tree any, src refSource) (json.RawMessage, any, *Reference, error) {
+// resolveFrom is resolveInput with the results read from src.
+func resolveFrom(input json.RawMessage, tree any, src refSource) (json.RawMessage, *Reference, error) {
 	if tree == nil {
 		var err error
 		if tree, err = decodeTree(input); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 	}
+	// The resolved input is written as it is substituted; only for a value
+	// appendTree does not write does it take substituteRefs and
+	// marshalCompact (FuzzAppendResolved checks the two agree).
 	r := substitution{budget: maxResolvedBytes}
+	if out, bad, ok := r.appendResolved(nil, tree, src); ok {
+		if bad != nil {
+			return nil, bad, nil
+		}
+		if r.budget < 0 {
+			return nil, nil, errResolvedTooLarge
+		}
+		return out, nil, nil
+	}
+	r = substitution{budget: maxResolvedBytes}
 	resolved, bad := substituteRefs(tree, src, &r)
 	if bad != nil {
-		return nil, nil, bad, nil
+		return nil, bad, nil
 	}
 	if r.budget < 0 {
-		return nil, nil, nil, errResolvedTooLarge
+		return nil, nil, errResolvedTooLarge
 	}
-	out, ok := appendTree(r.scratch[:0], resolved)
-	if !ok {
-		var err error
-		out, err = marshalCompact(resolved)
-		return out, resolved, nil, err
+	out, err := encodeTree(resolved)
+	return out, nil, err
+}
+
+// appendResolved appends encodeTree(substituteRefs(tree)): the input with
+// its references replaced, keys sorted. It stops at the first reference
+// that does not resolve (bad) or once r.budget is below zero; ok is false
+// for a value appendTree does not write.
+func (r *substitution) appendResolved(dst []byte, tree any, src refSource) (out []byte, bad *Reference, ok bool) {
+	switch t := tree.(type) {
+	case map[string]any:
+		if t == nil {
+			return append(dst, "null"...), nil, true
+		}
+		if ref, isRef := t["$ref"]; isRef && len(t) == 1 {
+			s, _ := ref.(string)
+			v, found := resolveReference(s, src)
+			if !found {
+				bad, _ := ParseReference(s) // the zero Reference when s is malformed
+				return dst, &bad, true
+			}
+			at := len(dst)
+			if dst, ok = appendTree(dst, v); !ok {
+				return dst, nil, false
+			}
+			r.budget -= len(dst) - at
+			return dst, nil, true
+		}
+		var small [8]string
+		keys := small[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendTreeString(dst, k)
+			dst = append(dst, ':')
+			if dst, bad, ok = r.appendResolved(dst, t[k], src); bad != nil || !ok || r.budget < 0 {
+				return dst, bad, ok
+			}
+		}
+		return append(dst, '}'), nil, true
+	case []any:
+		if t == nil {
+			return append(dst, "null"...), nil, true
+		}
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, bad, ok = r.appendResolved(dst, e, src); bad != nil || !ok || r.budget < 0 {
+				return dst, bad, ok
+			}
+		}
+		return append(dst, ']'), nil, true
 	}
-	return out, resolved, nil, nil
+	out, ok = appendTree(dst, tree)
+	return out, nil, ok
 }

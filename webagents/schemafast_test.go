@@ -94,27 +94,37 @@ func FuzzSimpleSchema(f *testing.F) {
 	})
 }
 
-// FuzzResolvedTree checks what the executor validates a resolved input by:
-// the tree resolveInputTree returns is the tree its bytes decode to, so
-// validating it is validating the bytes.
-func FuzzResolvedTree(f *testing.F) {
+// FuzzAppendResolved checks that resolveInput writes what substituteRefs
+// and encodeTree make.
+func FuzzAppendResolved(f *testing.F) {
 	f.Add([]byte(`{"productId":{"$ref":"find.results.0.id"},"n":1.50,"s":"é\u0000"}`), []byte(`{"results":[{"id":"kb-1","id":"x"}],"n":1e3}`))
-	f.Add([]byte(`{"a":[{"$ref":"find"},{"$ref":"find.n"}]}`), []byte(`{"n":-0.0E+1,"s":"\ud800<>&"}`))
+	f.Add([]byte(`{"a":[{"$ref":"find"},{"$ref":"find.n"}],"b":{"c":{"$ref":"find.s"}}}`), []byte(`{"n":-0.0E+1,"s":"\ud800<>&"}`))
+	f.Add([]byte(`{"a":{"$ref":"find.missing"}}`), []byte(`{}`))
+	f.Add([]byte(`{"$ref":"find"}`), []byte(`[1,"x"]`))
 	f.Fuzz(func(t *testing.T, input, result []byte) {
 		tree, err := decodeTree(input)
 		if err != nil {
 			return
 		}
-		res, err := decodeTree(result)
-		if err != nil {
-			return
+		res, _ := decodeTree(result)
+		src := treeSource(func(string) any { return res })
+		got, gotBad, gotErr := resolveInput(input, tree, func(string) any { return res })
+		r := substitution{budget: maxResolvedBytes}
+		resolved, wantBad := substituteRefs(tree, src, &r)
+		switch {
+		case wantBad != nil:
+			require.NotNil(t, gotBad)
+			if n, _ := refOperations(tree, nil); n == 1 {
+				assert.Equal(t, wantBad.String(), gotBad.String())
+			}
+		case r.budget < 0:
+			assert.ErrorIs(t, gotErr, errResolvedTooLarge)
+		default:
+			want, err := encodeTree(resolved)
+			require.NoError(t, err)
+			require.Nil(t, gotBad)
+			require.NoError(t, gotErr)
+			assert.Equal(t, string(want), string(got))
 		}
-		out, resolved, bad, err := resolveInputTree(input, tree, treeSource(func(string) any { return res }))
-		if err != nil || bad != nil {
-			return
-		}
-		again, err := decodeTree(out)
-		require.NoError(t, err)
-		assert.Equal(t, again, resolved)
 	})
 }
