@@ -468,6 +468,12 @@ func mayHaveRefs(input []byte) bool {
 // string: it returns the agent-facing message, or "" and the decoded input
 // when the input is fine.
 func checkRefValues(input []byte) (any, string) {
+	if _, _, strs, raw := rawRefOperations(input, nil); raw {
+		if !strs {
+			return nil, `A "$ref" must be a string.`
+		}
+		return nil, "" // NewPlan reads them from the text again
+	}
 	tree, err := decodeTree(input)
 	if err != nil {
 		return nil, "The input is not valid JSON."

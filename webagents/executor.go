@@ -428,7 +428,11 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			}
 			return walkPath(nil, rest, dotted)
 		}
-		resolved, bad, err := resolveFrom(input, op.tree, src)
+		text := input
+		if op.tree == nil && op.refText != nil {
+			text = op.refText
+		}
+		resolved, bad, err := resolveFrom(text, op.tree, src)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))

@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -31,8 +32,11 @@ type PlannedOperation struct {
 	deps uint64 // direct dependencies, explicit and inferred, as list indexes
 	// tree is Input decoded, for an operation with references: the
 	// executor resolves them from it instead of decoding Input again. It
-	// is only read, so a Plan may run more than once, concurrently.
-	tree any
+	// is only read, so a Plan may run more than once, concurrently. When
+	// the references were read from the text instead (rawRefs), tree is
+	// nil and refText is a copy of Input as it was planned.
+	tree    any
+	refText []byte
 }
 
 // NewPlan checks a decoded batch against a manifest and plans it.
@@ -136,13 +140,22 @@ func (b *Batch) index(id string) int {
 func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 	po := &p.Operations[i]
 	tree := b.refTree(i)
+	var (
+		n   int
+		ok  bool
+		raw bool
+	)
 	if tree == nil {
-		var err error
-		if tree, err = decodeTree(po.Input); err != nil {
-			return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+		if n, ok, _, raw = rawRefOperations(po.Input, nil); !raw {
+			var err error
+			if tree, err = decodeTree(po.Input); err != nil {
+				return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+			}
 		}
 	}
-	n, ok := refOperations(tree, nil)
+	if !raw {
+		n, ok = refOperations(tree, nil)
+	}
 	if n == 0 {
 		return nil
 	}
@@ -153,21 +166,43 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 		return opErrorf(CodeUnresolvedReference, po.ID, `A "$ref" must be "opId" or "opId.path" with non-empty segments.`)
 	}
 	po.HasReferences = true
-	po.tree = tree
-	var graphErr error
-	refOperations(tree, func(op string) {
-		j := b.index(op)
-		switch {
-		case graphErr != nil:
-		case j < 0:
-			graphErr = opErrorf(CodeInvalidGraph, po.ID, "A $ref names an unknown operation.")
-		case j == i:
-			graphErr = opErrorf(CodeInvalidGraph, po.ID, "An operation cannot reference itself.")
-		default:
-			po.deps |= 1 << j
-		}
-	})
-	return graphErr
+	targets := refTargets{b: b, self: i, id: po.ID}
+	if raw {
+		po.refText = bytes.Clone(po.Input)
+		rawRefOperations(po.Input, &targets)
+	} else {
+		po.tree = tree
+		onHeap := targets // a method value escapes: keep targets on the stack
+		refOperations(tree, onHeap.add)
+		targets = onHeap
+	}
+	po.deps |= targets.deps
+	if targets.err != nil {
+		return targets.err
+	}
+	return nil
+}
+
+// refTargets adds the operations an input references to its dependencies.
+type refTargets struct {
+	b    *Batch
+	self int    // the operation's index
+	id   string // and id
+	deps uint64
+	err  error // the first reference to an unknown operation or to itself
+}
+
+func (t *refTargets) add(op string) {
+	j := t.b.index(op)
+	switch {
+	case t.err != nil:
+	case j < 0:
+		t.err = opErrorf(CodeInvalidGraph, t.id, "A $ref names an unknown operation.")
+	case j == t.self:
+		t.err = opErrorf(CodeInvalidGraph, t.id, "An operation cannot reference itself.")
+	default:
+		t.deps |= 1 << j
+	}
 }
 
 // ancestors returns, for each operation, the set of operations it depends on

@@ -243,6 +243,10 @@ func resolveInput(input json.RawMessage, tree any, lookup func(id string) any) (
 // resolveFrom is resolveInput with the results read from src.
 func resolveFrom(input json.RawMessage, tree any, src refSource) (json.RawMessage, *Reference, error) {
 	if tree == nil {
+		r := substitution{budget: maxResolvedBytes}
+		if out, bad, ok := r.appendResolvedRaw(nil, input, src); ok {
+			return r.result(out, bad)
+		}
 		var err error
 		if tree, err = decodeTree(input); err != nil {
 			return nil, nil, err
@@ -253,13 +257,7 @@ func resolveFrom(input json.RawMessage, tree any, src refSource) (json.RawMessag
 	// marshalCompact (FuzzAppendResolved checks the two agree).
 	r := substitution{budget: maxResolvedBytes}
 	if out, bad, ok := r.appendResolved(nil, tree, src); ok {
-		if bad != nil {
-			return nil, bad, nil
-		}
-		if r.budget < 0 {
-			return nil, nil, errResolvedTooLarge
-		}
-		return out, nil, nil
+		return r.result(out, bad)
 	}
 	r = substitution{budget: maxResolvedBytes}
 	resolved, bad := substituteRefs(tree, src, &r)
@@ -271,6 +269,18 @@ func resolveFrom(input json.RawMessage, tree any, src refSource) (json.RawMessag
 	}
 	out, err := encodeTree(resolved)
 	return out, nil, err
+}
+
+// result is what resolveInput returns for an input written as out, with
+// bad the reference that did not resolve.
+func (r *substitution) result(out []byte, bad *Reference) (json.RawMessage, *Reference, error) {
+	switch {
+	case bad != nil:
+		return nil, bad, nil
+	case r.budget < 0:
+		return nil, nil, errResolvedTooLarge
+	}
+	return out, nil, nil
 }
 
 // appendResolved appends encodeTree(substituteRefs(tree)): the input with
