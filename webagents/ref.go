@@ -3,7 +3,6 @@ package webagents
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,20 +51,8 @@ func (r Reference) String() string {
 // missing key, an index out of range, or a path into a non-container.
 func (r Reference) Resolve(v any) (any, bool) {
 	for _, seg := range r.Path {
-		switch t := v.(type) {
-		case map[string]any:
-			e, ok := t[seg]
-			if !ok {
-				return nil, false
-			}
-			v = e
-		case []any:
-			i, ok := arrayIndex(seg)
-			if !ok || i >= len(t) {
-				return nil, false
-			}
-			v = t[i]
-		default:
+		var ok bool
+		if v, ok = step(v, seg); !ok {
 			return nil, false
 		}
 	}
@@ -201,24 +188,28 @@ func walkPath(v any, rest string, dotted bool) (any, bool) {
 	for dotted {
 		var seg string
 		seg, rest, dotted = strings.Cut(rest, ".")
-		switch t := v.(type) {
-		case map[string]any:
-			e, ok := t[seg]
-			if !ok {
-				return nil, false
-			}
-			v = e
-		case []any:
-			i, ok := arrayIndex(seg)
-			if !ok || i >= len(t) {
-				return nil, false
-			}
-			v = t[i]
-		default:
+		var ok bool
+		if v, ok = step(v, seg); !ok {
 			return nil, false
 		}
 	}
 	return v, true
+}
+
+// step returns the member or element seg of a decoded JSON value.
+func step(v any, seg string) (any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		e, ok := t[seg]
+		return e, ok
+	case []any:
+		i, ok := arrayIndex(seg)
+		if !ok || i >= len(t) {
+			return nil, false
+		}
+		return t[i], true
+	}
+	return nil, false
 }
 
 // errResolvedTooLarge is returned by resolveInput for an input whose
@@ -308,13 +299,8 @@ func (r *substitution) appendResolved(dst []byte, tree any, src refSource) (out 
 			return dst, nil, true
 		}
 		var small [8]string
-		keys := small[:0]
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(t, small[:0]) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}

@@ -310,13 +310,8 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 			return append(dst, "null"...), true
 		}
 		var small [8]string
-		keys := small[:0]
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(t, small[:0]) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -330,6 +325,15 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 		return append(dst, '}'), true
 	}
 	return dst, false
+}
+
+// sortedKeys appends the keys of m to keys, sorted.
+func sortedKeys(m map[string]any, keys []string) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // appendTreeString appends s as a JSON string as marshalCompact writes
@@ -358,7 +362,9 @@ const maxRawPathBytes = 16 << 10
 func rawPath(data []byte, rest string) (v any, found, ok bool) {
 	p := treeParser{data: data}
 	p.space()
+	depth := 0 // of the container the value at p.pos is in
 	for dotted := true; dotted; {
+		depth++
 		var seg string
 		seg, rest, dotted = strings.Cut(rest, ".")
 		if p.pos >= len(p.data) {
@@ -366,7 +372,7 @@ func rawPath(data []byte, rest string) (v any, found, ok bool) {
 		}
 		switch p.data[p.pos] {
 		case '{':
-			at, ok := p.member(seg)
+			at, ok := p.member(seg, depth)
 			if !ok {
 				return nil, false, false
 			}
@@ -379,7 +385,7 @@ func rawPath(data []byte, rest string) (v any, found, ok bool) {
 			if !isIndex {
 				return nil, false, true
 			}
-			at, ok := p.element(i)
+			at, ok := p.element(i, depth)
 			if !ok {
 				return nil, false, false
 			}
@@ -392,7 +398,7 @@ func rawPath(data []byte, rest string) (v any, found, ok bool) {
 		}
 	}
 	start := p.pos
-	if !p.skip() {
+	if !p.skipStrict(depth) {
 		return nil, false, false
 	}
 	v, err := decodeTree(p.data[start:p.pos])
@@ -401,145 +407,36 @@ func rawPath(data []byte, rest string) (v any, found, ok bool) {
 
 // member returns where the value of the object at p.pos's last member
 // named key starts, or -1 when it has none.
-func (p *treeParser) member(key string) (at int, ok bool) {
+func (p *treeParser) member(key string, depth int) (at int, ok bool) {
 	at = -1
-	p.pos++ // '{'
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		return at, true
+	empty, ok := p.openObject(depth)
+	if !ok || empty {
+		return at, ok
 	}
-	for {
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+	for more := true; more; {
+		var m rawMember
+		if m, more, ok = p.nextMember(depth); !ok {
 			return 0, false
 		}
-		is, ok := p.isKey(key)
-		if !ok {
-			return 0, false
-		}
-		p.space()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return 0, false
-		}
-		p.pos++
-		p.space()
-		if is {
-			at = p.pos
-		}
-		if !p.skip() {
-			return 0, false
-		}
-		p.space()
-		if p.pos >= len(p.data) {
-			return 0, false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-			p.space()
-		case '}':
-			return at, true
-		default:
-			return 0, false
+		if string(m.key) == key {
+			at = m.start
 		}
 	}
-}
-
-// isKey reports whether the object key at p.pos, decoded as str decodes
-// it, is key, and moves past it; ok is false for a malformed key.
-func (p *treeParser) isKey(key string) (is, ok bool) {
-	start := p.pos
-	for i := start + 1; i < len(p.data); i++ {
-		switch c := p.data[i]; {
-		case c == '"':
-			p.pos = i + 1
-			return string(p.data[start+1:i]) == key, true // compared without a copy
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			k, ok := p.str()
-			return k == key, ok
-		}
-	}
-	return false, false
+	return at, true
 }
 
 // element returns where the i-th element of the array at p.pos starts, or
 // -1 when it is shorter.
-func (p *treeParser) element(i int) (at int, ok bool) {
-	p.pos++ // '['
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		return -1, true
-	}
-	for n := 0; ; n++ {
+func (p *treeParser) element(i, depth int) (at int, ok bool) {
+	more, ok := p.openArray(depth)
+	for n := 0; ok && more; n++ {
 		if n == i {
 			return p.pos, true
 		}
-		if !p.skip() {
+		if !p.skipStrict(depth) {
 			return 0, false
 		}
-		p.space()
-		if p.pos >= len(p.data) {
-			return 0, false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-			p.space()
-		case ']':
-			return -1, true
-		default:
-			return 0, false
-		}
+		more, ok = p.nextElement()
 	}
-}
-
-// skip moves past the value at p.pos. It reports false for malformed text
-// (its callers then decode the whole document, which refuses it).
-func (p *treeParser) skip() bool {
-	depth := 0
-	for p.pos < len(p.data) {
-		switch c := p.data[p.pos]; c {
-		case '"':
-			p.pos++
-			for p.pos < len(p.data) && p.data[p.pos] != '"' {
-				if p.data[p.pos] == '\\' {
-					p.pos++
-				}
-				p.pos++
-			}
-			if p.pos >= len(p.data) {
-				return false
-			}
-			p.pos++
-		case '{', '[':
-			depth++
-			p.pos++
-		case '}', ']':
-			depth--
-			if depth < 0 {
-				return false
-			}
-			p.pos++
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return false
-			}
-			p.pos++
-		default:
-			p.pos++
-			if depth == 0 {
-				// A scalar: up to the next delimiter.
-				for p.pos < len(p.data) {
-					if c := p.data[p.pos]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-						break
-					}
-					p.pos++
-				}
-				return true
-			}
-		}
-		if depth == 0 {
-			return true
-		}
-	}
-	return false
+	return -1, ok
 }
