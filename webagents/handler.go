@@ -382,8 +382,9 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	// byte of it could hold a connection for good on a server without a
 	// ReadTimeout. Errors are ignored: a ResponseWriter that cannot set
 	// deadlines (a wrapping middleware's) only loses this guard.
+	var rc *http.ResponseController
 	if r.ContentLength != 0 {
-		rc := http.NewResponseController(w)
+		rc = http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(h.deadline))
 		w.Header().Set("Connection", "close")
 		defer func() {
@@ -442,7 +443,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength != 0 {
 		// Read whole: the connection may serve the next request.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		_ = rc.SetReadDeadline(time.Time{})
 		w.Header().Del("Connection")
 	}
 	ctx := r.Context()
