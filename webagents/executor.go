@@ -529,7 +529,7 @@ func encodeResult(v any) (json.RawMessage, error) {
 		if t == nil {
 			return json.RawMessage("null"), nil
 		}
-		if !json.Valid(t) {
+		if !validJSON(t) {
 			return nil, errors.New("invalid JSON result")
 		}
 		return t, nil

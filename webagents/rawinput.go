@@ -2,6 +2,7 @@ package webagents
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"unicode/utf8"
 )
@@ -154,11 +155,7 @@ func (p *treeParser) skipStrict(depth int) bool {
 		}
 		return ok
 	case c == '"':
-		if _, ok := p.safeString(); ok {
-			return true
-		}
-		_, ok := p.str()
-		return ok
+		return p.skipString()
 	case c == '-' || (c >= '0' && c <= '9'):
 		end := scanNumber(p.data, p.pos)
 		p.pos = end
@@ -171,6 +168,46 @@ func (p *treeParser) skipStrict(depth int) bool {
 		return p.literal("null")
 	}
 	return false
+}
+
+// skipString moves past the string at p.pos, checking it with JSON's
+// grammar as str does (escapes; no control characters; any other bytes,
+// which str replaces when they are not UTF-8), without decoding it.
+func (p *treeParser) skipString() bool {
+	for i := p.pos + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.pos = i + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			i++
+			if i >= len(p.data) {
+				return false
+			}
+			switch p.data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(p.data) || !isHex4(p.data[i+1:i+5]) {
+					return false
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // openArray moves past the '[' at p.pos; more is false for an empty array
@@ -416,4 +453,18 @@ func (w *rawResolve) ref(value []byte) bool {
 	}
 	w.budget -= len(w.out) - at
 	return true
+}
+
+// validJSON is json.Valid, reading what skipStrict reads (which is valid
+// JSON) without encoding/json's scanner.
+func validJSON(data []byte) bool {
+	p := treeParser{data: data}
+	p.space()
+	if p.skipStrict(0) {
+		p.space()
+		if p.pos == len(p.data) {
+			return true
+		}
+	}
+	return json.Valid(data)
 }

@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -111,4 +112,20 @@ func TestRawWalkersTakeTypicalInputs(t *testing.T) {
 	assert.False(t, raw, "duplicate keys go to decodeTree")
 	_, _, _, raw = rawRefOperations([]byte(strings.Repeat("[", 300)+strings.Repeat("]", 300)), nil)
 	assert.False(t, raw, "so does deep nesting")
+}
+
+// FuzzValidJSON checks validJSON against json.Valid.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range rawInputSeeds {
+		f.Add(s)
+	}
+	f.Add([]byte(`"\ud800"`))
+	f.Add([]byte(` [1, 2.5e-3, "\u00e9\n", {"a": null}] `))
+	f.Add([]byte(`{"a":"\x"}`))
+	f.Add([]byte(strings.Repeat("[", 250) + strings.Repeat("]", 250)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", data, got, want)
+		}
+	})
 }
