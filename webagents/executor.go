@@ -211,7 +211,10 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		totalBytes        int
 		lastStart         time.Time
 		timer             *time.Timer
-		ctxDone           = ctx.Done()
+		// watching is true until the coordinator has seen ctx end; its
+		// Done channel is only made for a select (a batch run inline,
+		// without pacing, makes none).
+		watching = true
 		// doneCh is made for the first operation on a goroutine of its own
 		// (or refused by the Limiter): a batch run inline needs none.
 		doneCh chan completion
@@ -253,10 +256,10 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	for {
-		if ctxDone != nil && ctx.Err() != nil {
-			ctxDone = nil // the deadline passed while the coordinator was busy
+		if watching && ctx.Err() != nil {
+			watching = false // the deadline passed while the coordinator was busy
 		}
-		if out.Err == nil && ctxDone != nil && running < conc {
+		if out.Err == nil && watching && running < conc {
 			next := -1
 			for i := 0; i < n; i++ {
 				if started&(1<<i) == 0 && p.Operations[i].deps&^finished == 0 {
@@ -277,9 +280,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 						case c := <-doneCh:
 							timer.Stop()
 							complete(c)
-						case <-ctxDone:
+						case <-ctx.Done():
 							timer.Stop()
-							ctxDone = nil
+							watching = false
 						}
 						continue
 					}
@@ -325,11 +328,11 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		select {
 		case c := <-doneCh:
 			complete(c)
-		case <-ctxDone:
-			ctxDone = nil
+		case <-doneIf(ctx, watching):
+			watching = false
 		}
 	}
-	if ctxDone == nil && out.Err == nil && started != 1<<n-1 {
+	if !watching && out.Err == nil && started != 1<<n-1 {
 		out.Err = timeoutError(ctx)
 	}
 	for i := range p.Operations {
@@ -338,6 +341,15 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	return out
+}
+
+// doneIf returns ctx.Done(), or nil (a channel that never fires) when
+// watching is false.
+func doneIf(ctx context.Context, watching bool) <-chan struct{} {
+	if watching {
+		return ctx.Done()
+	}
+	return nil
 }
 
 // anotherReady reports whether an operation other than next, not started,
