@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -376,9 +377,18 @@ func (e *Executor) runTo(ctx context.Context, done chan<- completion, p *Plan, r
 type resultTrees []resultTree
 
 type resultTree struct {
-	once sync.Once
-	tree any
+	once     sync.Once
+	tree     any
+	rawReads atomic.Int32
 }
+
+// maxRawPathReads is how many paths into one result a run reads from its
+// text (see rawPath) before it decodes the result instead.
+const maxRawPathReads = 8
+
+// rawRead counts a read of result i from its text; it reports false once
+// the result has been read so maxRawPathReads times.
+func (t resultTrees) rawRead(i int) bool { return t[i].rawReads.Add(1) <= maxRawPathReads }
 
 func newResultTrees(p *Plan) resultTrees {
 	for i := range p.Operations {
@@ -429,8 +439,10 @@ func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessag
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
 					// A path into a result is read from its text: only the
-					// value named is decoded.
-					if dotted && len(results[j]) <= maxRawPathBytes {
+					// value named is decoded. A result read that way more
+					// than maxRawPathReads times in a run (each read scans
+					// it) is decoded once instead.
+					if dotted && len(results[j]) <= maxRawPathBytes && trees.rawRead(j) {
 						if v, found, ok := rawPath(results[j], rest); ok {
 							return v, found
 						}

@@ -12,8 +12,14 @@ import (
 // (walkRefs, substituteRefs and encodeTree) find and write them in
 // decodeTree's tree, without building the tree. They answer ok false for
 // anything they are not sure of (malformed text, duplicate keys, objects
-// of more than maxRawMembers members, nesting deeper than
-// maxFastTreeDepth), and the caller then decodes the tree.
+// of more than maxRawMembers members, nesting deeper than maxRawDepth),
+// and the caller then decodes the tree.
+
+// maxRawDepth is the nesting up to which the raw walkers read an input: an
+// object's members are scanned once to find its keys and again when they
+// are walked, so the text at depth d is read d times. Deeper inputs are
+// decoded.
+const maxRawDepth = 6
 
 // rawMember is one member of an object: its key as decoded, and the text
 // of its value.
@@ -262,6 +268,9 @@ func (w *rawRefWalk) walk(pos, depth int) (int, bool) {
 	}
 	switch p.data[p.pos] {
 	case '{':
+		if depth >= maxRawDepth {
+			return 0, false
+		}
 		var buf [maxRawMembers]rawMember
 		n, ok := p.members(&buf, depth+1)
 		if !ok {
@@ -278,6 +287,9 @@ func (w *rawRefWalk) walk(pos, depth int) (int, bool) {
 		}
 		return p.pos, true
 	case '[':
+		if depth >= maxRawDepth {
+			return 0, false
+		}
 		more, ok := p.openArray(depth + 1)
 		for ok && more {
 			if p.pos, ok = w.walk(p.pos, depth+1); !ok {
@@ -376,6 +388,9 @@ func (w *rawResolve) walk(pos, depth int) (int, bool) {
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
+		if depth >= maxRawDepth {
+			return 0, false
+		}
 		var buf [maxRawMembers]rawMember
 		n, ok := p.members(&buf, depth+1)
 		if !ok {
@@ -400,6 +415,9 @@ func (w *rawResolve) walk(pos, depth int) (int, bool) {
 		w.out = append(w.out, '}')
 		return p.pos, true
 	case c == '[':
+		if depth >= maxRawDepth {
+			return 0, false
+		}
 		w.out = append(w.out, '[')
 		more, ok := p.openArray(depth + 1)
 		for first := true; ok && more; first = false {

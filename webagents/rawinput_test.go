@@ -129,3 +129,32 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestRawWalkersBounded: the text walkers read each byte a bounded number
+// of times. Objects are scanned once per enclosing level, so inputs
+// nested deeper than maxRawDepth, and paths longer than it, are decoded;
+// and a run reads at most maxRawPathReads paths from one result's text.
+func TestRawWalkersBounded(t *testing.T) {
+	nest := func(levels int) string {
+		return strings.Repeat(`{"a":`, levels) + `{"$ref":"x"}` + strings.Repeat("}", levels)
+	}
+	_, _, _, raw := rawRefOperations([]byte(nest(maxRawDepth-1)), nil)
+	assert.True(t, raw)
+	_, _, _, raw = rawRefOperations([]byte(nest(maxRawDepth)), nil)
+	assert.False(t, raw)
+	r := substitution{budget: maxResolvedBytes}
+	_, _, ok := r.appendResolvedRaw(nil, []byte(nest(maxRawDepth)), treeSource(func(string) any { return nil }))
+	assert.False(t, ok)
+
+	_, _, ok = rawPath([]byte(`{"a":{"a":{"a":{"a":{"a":{"a":{"a":1}}}}}}}`), "a.a.a.a.a.a.a")
+	assert.False(t, ok)
+	v, found, ok := rawPath([]byte(`{"a":{"a":{"a":1}}}`), "a.a.a")
+	assert.True(t, ok && found)
+	assert.Equal(t, json.Number("1"), v)
+
+	trees := make(resultTrees, 1)
+	for range maxRawPathReads {
+		assert.True(t, trees.rawRead(0))
+	}
+	assert.False(t, trees.rawRead(0))
+}

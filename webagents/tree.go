@@ -360,6 +360,9 @@ const maxRawPathBytes = 16 << 10
 // rest. ok is false, and the caller decodes the whole, for a document it is
 // not sure of.
 func rawPath(data []byte, rest string) (v any, found, ok bool) {
+	if strings.Count(rest, ".") >= maxRawDepth {
+		return nil, false, false // each step scans the rest of the value again
+	}
 	p := treeParser{data: data}
 	p.space()
 	depth := 0 // of the container the value at p.pos is in
