@@ -30,13 +30,18 @@ type rawMember struct {
 
 // openObject moves past the '{' at p.pos and reports whether the object
 // is empty (and then moves past it too).
-func (p *treeParser) openObject(depth int) (empty, ok bool) {
+func (p *treeParser) openObject(depth int) (empty, ok bool) { return p.open(depth, '}') }
+
+// open moves past the '{' or '[' at p.pos, a container nested depth deep,
+// and reports whether it is empty: end, its closing byte, follows (and is
+// moved past too).
+func (p *treeParser) open(depth int, end byte) (empty, ok bool) {
 	if depth > maxFastTreeDepth {
 		return false, false
 	}
-	p.pos++ // '{'
+	p.pos++
 	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+	if p.pos < len(p.data) && p.data[p.pos] == end {
 		p.pos++
 		return true, true
 	}
@@ -219,16 +224,8 @@ func isHex4(b []byte) bool {
 // openArray moves past the '[' at p.pos; more is false for an empty array
 // (then moved past too).
 func (p *treeParser) openArray(depth int) (more, ok bool) {
-	if depth > maxFastTreeDepth {
-		return false, false
-	}
-	p.pos++ // '['
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return false, true
-	}
-	return true, true
+	empty, ok := p.open(depth, ']')
+	return ok && !empty, ok
 }
 
 // nextElement moves past the ',' or ']' after an element; more reports a
