@@ -140,13 +140,17 @@ func (b *Batch) index(id string) int {
 func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 	po := &p.Operations[i]
 	tree := b.refTree(i)
+	// The references' operations are looked up in the same walk that
+	// counts and checks them; they are used once the checks have passed.
+	targets := refTargets{b: b, self: i, id: po.ID}
 	var (
 		n   int
 		ok  bool
 		raw bool
 	)
 	if tree == nil {
-		if n, ok, _, raw = rawRefOperations(po.Input, nil); !raw {
+		if n, ok, _, raw = rawRefOperations(po.Input, &targets); !raw {
+			targets = refTargets{b: b, self: i, id: po.ID}
 			var err error
 			if tree, err = decodeTree(po.Input); err != nil {
 				return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
@@ -154,7 +158,9 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 		}
 	}
 	if !raw {
-		n, ok = refOperations(tree, nil)
+		onHeap := targets // a method value escapes: keep targets on the stack
+		n, ok = refOperations(tree, onHeap.add)
+		targets = onHeap
 	}
 	if n == 0 {
 		return nil
@@ -166,21 +172,13 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 		return opErrorf(CodeUnresolvedReference, po.ID, `A "$ref" must be "opId" or "opId.path" with non-empty segments.`)
 	}
 	po.HasReferences = true
-	targets := refTargets{b: b, self: i, id: po.ID}
 	if raw {
 		po.refText = bytes.Clone(po.Input)
-		rawRefOperations(po.Input, &targets)
 	} else {
 		po.tree = tree
-		onHeap := targets // a method value escapes: keep targets on the stack
-		refOperations(tree, onHeap.add)
-		targets = onHeap
 	}
 	po.deps |= targets.deps
-	if targets.err != nil {
-		return targets.err
-	}
-	return nil
+	return targets.err
 }
 
 // refTargets adds the operations an input references to its dependencies.
