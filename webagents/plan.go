@@ -103,7 +103,8 @@ func NewPlan(m *Manifest, path string, b *Batch) (*Plan, error) {
 			lastWrite = i
 		}
 	}
-	anc, ok := p.ancestors()
+	var ancBuf [MaxOperationsLimit]uint64
+	anc, ok := p.ancestorsInto(ancBuf[:len(p.Operations)])
 	if !ok {
 		return nil, errorf(CodeInvalidGraph, "The operations' dependencies form a cycle.")
 	}
@@ -206,8 +207,13 @@ func (t *refTargets) add(op string) {
 // ancestors returns, for each operation, the set of operations it depends on
 // directly or transitively; ok is false when the graph has a cycle.
 func (p *Plan) ancestors() (anc []uint64, ok bool) {
+	return p.ancestorsInto(make([]uint64, len(p.Operations)))
+}
+
+// ancestorsInto is ancestors written into anc, of the plan's length.
+func (p *Plan) ancestorsInto(anc []uint64) ([]uint64, bool) {
 	n := len(p.Operations)
-	anc = make([]uint64, n)
+	clear(anc)
 	var done uint64
 	for progress := true; progress; {
 		progress = false
@@ -245,7 +251,7 @@ func (p *Plan) addReadBeforeWriteEdges(anc []uint64) {
 		}
 		if add != 0 {
 			w.deps |= add
-			anc, _ = p.ancestors()
+			anc, _ = p.ancestorsInto(anc)
 		}
 	}
 }
