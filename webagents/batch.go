@@ -142,7 +142,7 @@ func DecodeBatch(body []byte) (*Batch, error) {
 	}
 	// The inputs are copied (the batch must not alias body) into one
 	// allocation, as the dependsOn lists share one.
-	var inputs []byte
+	var inputs, copies []byte
 	if w.inputBytes > 0 {
 		inputs = make([]byte, 0, w.inputBytes)
 	}
@@ -159,9 +159,12 @@ func DecodeBatch(body []byte) (*Batch, error) {
 		if tree != nil {
 			if b.refTrees == nil {
 				b.refTrees = make([]decodedInput, len(ops))
+				copies = make([]byte, 0, w.inputBytes)
 			}
 			// raw is a copy: the caller may change Input's bytes in place.
-			b.refTrees[i] = decodedInput{raw: bytes.Clone(b.Operations[i].Input), tree: tree}
+			at := len(copies)
+			copies = append(copies, b.Operations[i].Input...)
+			b.refTrees[i] = decodedInput{raw: copies[at:len(copies):len(copies)], tree: tree}
 		}
 	}
 	return b, nil
@@ -465,6 +468,12 @@ func mayHaveRefs(input []byte) bool {
 // string: it returns the agent-facing message, or "" and the decoded input
 // when the input is fine.
 func checkRefValues(input []byte) (any, string) {
+	if _, _, strs, raw := rawRefOperations(input, nil); raw {
+		if !strs {
+			return nil, `A "$ref" must be a string.`
+		}
+		return nil, "" // NewPlan reads them from the text again
+	}
 	tree, err := decodeTree(input)
 	if err != nil {
 		return nil, "The input is not valid JSON."

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -160,7 +162,7 @@ type Outcome struct {
 	// "" for the batch deadline); nil when every operation succeeded.
 	Err *Error
 
-	executed bool // some operation was handed to its handler's goroutine
+	executed bool // some operation was handed to its handler
 }
 
 // OK reports whether every operation succeeded.
@@ -202,6 +204,7 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 	interval := time.Duration(p.Pacing.MinIntervalMs) * time.Millisecond
 	conc := max(p.Pacing.MaxConcurrency, 1)
 	scopes := scopesOf(ctx)
+	trees := newResultTrees(p)
 
 	var (
 		started, finished uint64
@@ -209,8 +212,13 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		totalBytes        int
 		lastStart         time.Time
 		timer             *time.Timer
-		ctxDone           = ctx.Done()
-		doneCh            = make(chan completion, n)
+		// watching is true until the coordinator has seen ctx end; its
+		// Done channel is only made for a select (a batch run inline,
+		// without pacing, makes none).
+		watching = true
+		// doneCh is made for the first operation on a goroutine of its own
+		// (or refused by the Limiter): a batch run inline needs none.
+		doneCh chan completion
 	)
 	defer func() {
 		if timer != nil {
@@ -249,10 +257,10 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	for {
-		if ctxDone != nil && ctx.Err() != nil {
-			ctxDone = nil // the deadline passed while the coordinator was busy
+		if watching && ctx.Err() != nil {
+			watching = false // the deadline passed while the coordinator was busy
 		}
-		if out.Err == nil && ctxDone != nil && running < conc {
+		if out.Err == nil && watching && running < conc {
 			next := -1
 			for i := 0; i < n; i++ {
 				if started&(1<<i) == 0 && p.Operations[i].deps&^finished == 0 {
@@ -273,9 +281,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 						case c := <-doneCh:
 							timer.Stop()
 							complete(c)
-						case <-ctxDone:
+						case <-ctx.Done():
 							timer.Stop()
-							ctxDone = nil
+							watching = false
 						}
 						continue
 					}
@@ -284,6 +292,9 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					if err := e.wait(ctx, scopes); err != nil {
 						started |= 1 << next
 						running++
+						if doneCh == nil {
+							doneCh = make(chan completion, n)
+						}
 						doneCh <- completion{index: next, err: e.asError(ctx, p.Operations[next].ID, err)}
 						continue
 					}
@@ -293,10 +304,22 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 					}
 				}
 				started |= 1 << next
-				running++
 				lastStart = time.Now()
 				out.executed = true
-				go func(i int, started time.Time) { doneCh <- e.runOne(ctx, p, out.Results, i, started) }(next, lastStart)
+				if running == 0 && (conc == 1 || !anotherReady(p, next, started, finished)) {
+					// Nothing runs beside it and nothing can start until it
+					// ends (only its completion can make another operation
+					// ready): run it on this goroutine. A goroutine would only
+					// add its start and the growth of a fresh stack.
+					running++
+					complete(e.runOne(ctx, p, out.Results, trees, next, lastStart))
+					continue
+				}
+				running++
+				if doneCh == nil {
+					doneCh = make(chan completion, n)
+				}
+				go e.runTo(ctx, doneCh, p, out.Results, trees, next, lastStart)
 				continue
 			}
 		}
@@ -306,11 +329,11 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		select {
 		case c := <-doneCh:
 			complete(c)
-		case <-ctxDone:
-			ctxDone = nil
+		case <-doneIf(ctx, watching):
+			watching = false
 		}
 	}
-	if ctxDone == nil && out.Err == nil && started != 1<<n-1 {
+	if !watching && out.Err == nil && started != 1<<n-1 {
 		out.Err = timeoutError(ctx)
 	}
 	for i := range p.Operations {
@@ -319,6 +342,70 @@ func (e *Executor) Run(ctx context.Context, p *Plan) *Outcome {
 		}
 	}
 	return out
+}
+
+// doneIf returns ctx.Done(), or nil (a channel that never fires) when
+// watching is false.
+func doneIf(ctx context.Context, watching bool) <-chan struct{} {
+	if watching {
+		return ctx.Done()
+	}
+	return nil
+}
+
+// anotherReady reports whether an operation other than next, not started,
+// has all its dependencies finished.
+func anotherReady(p *Plan, next int, started, finished uint64) bool {
+	for i := range p.Operations {
+		if i != next && started&(1<<i) == 0 && p.Operations[i].deps&^finished == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// runTo runs operation i on a goroutine of its own and sends its
+// completion to done.
+func (e *Executor) runTo(ctx context.Context, done chan<- completion, p *Plan, results []json.RawMessage, trees resultTrees, i int, started time.Time) {
+	done <- e.runOne(ctx, p, results, trees, i, started)
+}
+
+// resultTrees holds the results of a run decoded for references: each is
+// decoded once however many operations and references name it. Operations
+// running at once share it; the trees are only read. It is nil when no
+// operation has references.
+type resultTrees []resultTree
+
+type resultTree struct {
+	once     sync.Once
+	tree     any
+	rawReads atomic.Int32
+}
+
+// maxRawPathReads is how many paths into one result a run reads from its
+// text (see rawPath) before it decodes the result instead.
+const maxRawPathReads = 8
+
+// rawRead counts a read of result i from its text; it reports false once
+// the result has been read so maxRawPathReads times.
+func (t resultTrees) rawRead(i int) bool { return t[i].rawReads.Add(1) <= maxRawPathReads }
+
+func newResultTrees(p *Plan) resultTrees {
+	for i := range p.Operations {
+		if p.Operations[i].HasReferences {
+			return make(resultTrees, len(p.Operations))
+		}
+	}
+	return nil
+}
+
+// get returns result i decoded; result is its JSON, which has not changed
+// since the operation finished, before any operation that references it
+// started.
+func (t resultTrees) get(i int, result json.RawMessage) any {
+	r := &t[i]
+	r.once.Do(func() { r.tree, _ = decodeTree(result) })
+	return r.tree
 }
 
 // wait waits for the [Limiter]'s slot in each scope.
@@ -341,27 +428,35 @@ func timeoutError(ctx context.Context) *Error {
 
 // runOne runs operation i. results holds the results of finished operations
 // and is only read for i's dependencies, which finished before i started.
-func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, i int, started time.Time) (c completion) {
+// trees decodes those results for references; it is nil when no operation
+// has any.
+func (e *Executor) runOne(ctx context.Context, p *Plan, results []json.RawMessage, trees resultTrees, i int, started time.Time) (c completion) {
 	c.index = i
 	op := &p.Operations[i]
 	input := op.Input
 	if op.HasReferences {
-		// Each result is decoded once however many references name it.
-		decoded := make([]any, len(p.Operations))
-		var tried uint64
-		lookup := func(id string) any {
+		src := func(id, rest string, dotted bool) (any, bool) {
 			for j := range p.Operations {
 				if p.Operations[j].ID == id {
-					if tried&(1<<j) == 0 {
-						tried |= 1 << j
-						decoded[j], _ = decodeTree(results[j])
+					// A path into a result is read from its text: only the
+					// value named is decoded. A result read that way more
+					// than maxRawPathReads times in a run (each read scans
+					// it) is decoded once instead.
+					if dotted && len(results[j]) <= maxRawPathBytes && trees.rawRead(j) {
+						if v, found, ok := rawPath(results[j], rest); ok {
+							return v, found
+						}
 					}
-					return decoded[j]
+					return walkPath(trees.get(j, results[j]), rest, dotted)
 				}
 			}
-			return nil
+			return walkPath(nil, rest, dotted)
 		}
-		resolved, bad, err := resolveInput(input, op.tree, lookup)
+		text := input
+		if op.tree == nil && op.refText != nil {
+			text = op.refText
+		}
+		resolved, bad, err := resolveFrom(text, op.tree, src)
 		switch {
 		case errors.Is(err, errResolvedTooLarge):
 			c.err = errorf(CodePayloadTooLarge, fmt.Sprintf("The resolved input exceeds %d characters.", MaxInputChars))
@@ -458,7 +553,7 @@ func encodeResult(v any) (json.RawMessage, error) {
 		if t == nil {
 			return json.RawMessage("null"), nil
 		}
-		if !json.Valid(t) {
+		if !validJSON(t) {
 			return nil, errors.New("invalid JSON result")
 		}
 		return t, nil

@@ -3,6 +3,7 @@ package webagents
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -105,8 +106,24 @@ func FuzzReference(f *testing.F) {
 	f.Add("a", []byte(`null`))
 	f.Add("a.01", []byte(`[1,2]`))
 	f.Add("a..b", []byte(`{}`))
+	f.Add("a.b.", []byte(`{"b":{}}`))
+	f.Add(".b", []byte(`{"b":1}`))
 	f.Fuzz(func(t *testing.T, ref string, result []byte) {
+		// resolveReference is ParseReference and Resolve without allocating.
+		var tree any
+		if tree, _ = decodeTree(result); tree == nil {
+			tree = map[string]any{}
+		}
+		got, gotOK := resolveReference(ref, treeSource(func(string) any { return tree }))
 		r, ok := ParseReference(ref)
+		var want any
+		wantOK := false
+		if ok {
+			want, wantOK = r.Resolve(tree)
+		}
+		if gotOK != wantOK || (gotOK && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("resolveReference(%q) = %v, %v; ParseReference and Resolve: %v, %v", ref, got, gotOK, want, wantOK)
+		}
 		if !ok {
 			return
 		}

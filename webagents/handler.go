@@ -116,6 +116,7 @@ const (
 // outlives a request.
 type Handler struct {
 	origin       string // "" means the loopback address of each request
+	plainReferer bool   // origin is what url.Parse and originOf make of it (see plainRefererPath)
 	manifest     *Manifest
 	endpointPath string
 	markdown     []byte
@@ -169,6 +170,9 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 			return nil, err
 		}
 		h.origin = o
+		if u, err := url.Parse(o + "/"); err == nil && originOf(u) == o {
+			h.plainReferer = true
+		}
 	}
 	base := h.origin
 	if base == "" {
@@ -386,8 +390,9 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	// byte of it could hold a connection for good on a server without a
 	// ReadTimeout. Errors are ignored: a ResponseWriter that cannot set
 	// deadlines (a wrapping middleware's) only loses this guard.
+	var rc *http.ResponseController
 	if r.ContentLength != 0 {
-		rc := http.NewResponseController(w)
+		rc = http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(h.deadline))
 		w.Header().Set("Connection", "close")
 		defer func() {
@@ -446,7 +451,7 @@ func (h *Handler) serveEndpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength != 0 {
 		// Read whole: the connection may serve the next request.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		_ = rc.SetReadDeadline(time.Time{})
 		w.Header().Del("Connection")
 	}
 	ctx := r.Context()
@@ -572,11 +577,30 @@ func (h *Handler) pagePath(r *http.Request) string {
 	if ref == "" {
 		return ""
 	}
+	if path, ok := h.plainRefererPath(ref); ok {
+		return path
+	}
 	u, err := url.Parse(ref)
 	if err != nil || originOf(u) != h.requestOrigin(r) {
 		return ""
 	}
 	return u.EscapedPath()
+}
+
+// plainRefererPath is pagePath without parsing for the common Referer:
+// the handler's Origin and a path of unreserved characters and slashes,
+// which url.Parse and EscapedPath leave as they are.
+func (h *Handler) plainRefererPath(ref string) (string, bool) {
+	path, ok := strings.CutPrefix(ref, h.origin)
+	if !ok || !h.plainReferer || path == "" || path[0] != '/' {
+		return "", false
+	}
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; !isASCIILetter(c) && (c < '0' || c > '9') && c != '/' && c != '-' && c != '.' && c != '_' && c != '~' {
+			return "", false
+		}
+	}
+	return path, true
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, e *Error) {
@@ -613,6 +637,9 @@ func setRetryAfter(w http.ResponseWriter, d time.Duration) {
 func isJSONContentType(values []string) bool {
 	if len(values) != 1 {
 		return false
+	}
+	if values[0] == "application/json" {
+		return true // what ParseMediaType says, without its map
 	}
 	mt, params, err := mime.ParseMediaType(values[0])
 	if err != nil || mt != "application/json" {

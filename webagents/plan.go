@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/bits"
@@ -31,8 +32,11 @@ type PlannedOperation struct {
 	deps uint64 // direct dependencies, explicit and inferred, as list indexes
 	// tree is Input decoded, for an operation with references: the
 	// executor resolves them from it instead of decoding Input again. It
-	// is only read, so a Plan may run more than once, concurrently.
-	tree any
+	// is only read, so a Plan may run more than once, concurrently. When
+	// the references were read from the text instead (rawRefs), tree is
+	// nil and refText is a copy of Input as it was planned.
+	tree    any
+	refText []byte
 }
 
 // NewPlan checks a decoded batch against a manifest and plans it.
@@ -99,7 +103,8 @@ func NewPlan(m *Manifest, path string, b *Batch) (*Plan, error) {
 			lastWrite = i
 		}
 	}
-	anc, ok := p.ancestors()
+	var ancBuf [MaxOperationsLimit]uint64
+	anc, ok := p.ancestorsInto(ancBuf[:len(p.Operations)])
 	if !ok {
 		return nil, errorf(CodeInvalidGraph, "The operations' dependencies form a cycle.")
 	}
@@ -136,14 +141,29 @@ func (b *Batch) index(id string) int {
 func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 	po := &p.Operations[i]
 	tree := b.refTree(i)
+	// The references' operations are looked up in the same walk that
+	// counts and checks them; they are used once the checks have passed.
+	targets := refTargets{b: b, self: i, id: po.ID}
+	var (
+		n   int
+		ok  bool
+		raw bool
+	)
 	if tree == nil {
-		var err error
-		if tree, err = decodeTree(po.Input); err != nil {
-			return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+		if n, ok, _, raw = rawRefOperations(po.Input, &targets); !raw {
+			targets = refTargets{b: b, self: i, id: po.ID}
+			var err error
+			if tree, err = decodeTree(po.Input); err != nil {
+				return opErrorf(CodeInvalidRequest, po.ID, "The input is not valid JSON.")
+			}
 		}
 	}
-	refs, ok := collectRefs(tree)
-	if len(refs) == 0 && ok {
+	if !raw {
+		onHeap := targets // a method value escapes: keep targets on the stack
+		n, ok = refOperations(tree, onHeap.add)
+		targets = onHeap
+	}
+	if n == 0 {
 		return nil
 	}
 	if !m.Workflow.References {
@@ -153,25 +173,47 @@ func (p *Plan) addRefs(m *Manifest, b *Batch, i int) error {
 		return opErrorf(CodeUnresolvedReference, po.ID, `A "$ref" must be "opId" or "opId.path" with non-empty segments.`)
 	}
 	po.HasReferences = true
-	po.tree = tree
-	for _, r := range refs {
-		j := b.index(r.Operation)
-		switch {
-		case j < 0:
-			return opErrorf(CodeInvalidGraph, po.ID, "A $ref names an unknown operation.")
-		case j == i:
-			return opErrorf(CodeInvalidGraph, po.ID, "An operation cannot reference itself.")
-		}
-		po.deps |= 1 << j
+	if raw {
+		po.refText = bytes.Clone(po.Input)
+	} else {
+		po.tree = tree
 	}
-	return nil
+	po.deps |= targets.deps
+	return targets.err
+}
+
+// refTargets adds the operations an input references to its dependencies.
+type refTargets struct {
+	b    *Batch
+	self int    // the operation's index
+	id   string // and id
+	deps uint64
+	err  error // the first reference to an unknown operation or to itself
+}
+
+func (t *refTargets) add(op string) {
+	j := t.b.index(op)
+	switch {
+	case t.err != nil:
+	case j < 0:
+		t.err = opErrorf(CodeInvalidGraph, t.id, "A $ref names an unknown operation.")
+	case j == t.self:
+		t.err = opErrorf(CodeInvalidGraph, t.id, "An operation cannot reference itself.")
+	default:
+		t.deps |= 1 << j
+	}
 }
 
 // ancestors returns, for each operation, the set of operations it depends on
 // directly or transitively; ok is false when the graph has a cycle.
 func (p *Plan) ancestors() (anc []uint64, ok bool) {
+	return p.ancestorsInto(make([]uint64, len(p.Operations)))
+}
+
+// ancestorsInto is ancestors written into anc, of the plan's length.
+func (p *Plan) ancestorsInto(anc []uint64) ([]uint64, bool) {
 	n := len(p.Operations)
-	anc = make([]uint64, n)
+	clear(anc)
 	var done uint64
 	for progress := true; progress; {
 		progress = false
@@ -209,7 +251,7 @@ func (p *Plan) addReadBeforeWriteEdges(anc []uint64) {
 		}
 		if add != 0 {
 			w.deps |= add
-			anc, _ = p.ancestors()
+			anc, _ = p.ancestorsInto(anc)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package webagents
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -153,9 +155,10 @@ func TestPlanPacing(t *testing.T) {
 	assert.Equal(t, 1, p.Pacing.MaxConcurrency)
 }
 
-// TestPlanDecodesReferencesOnce: NewPlan reuses the tree DecodeBatch
-// decoded for an input with references, but never a stale one: an Input
-// changed after DecodeBatch is planned from its new bytes.
+// TestPlanDecodesReferencesOnce: references are read from an input's
+// text (no tree is decoded for it), and never from stale bytes: an Input
+// changed after DecodeBatch is planned from its new bytes, and one changed
+// after NewPlan runs as it was planned.
 func TestPlanDecodesReferencesOnce(t *testing.T) {
 	m := rwManifest(t, "")
 	const body = `{"version":"0.1","operations":[
@@ -164,13 +167,22 @@ func TestPlanDecodesReferencesOnce(t *testing.T) {
 
 	b, err := DecodeBatch([]byte(body))
 	require.NoError(t, err)
-	require.NotNil(t, b.refTree(1), "DecodeBatch keeps the tree it checked")
+	assert.Nil(t, b.refTree(1), "DecodeBatch reads the references from the text")
 	assert.Nil(t, b.refTree(0), "an input without references is not decoded")
 	p, err := NewPlan(m, "", b)
 	require.NoError(t, err)
 	assert.True(t, p.Operations[1].HasReferences)
 	assert.Equal(t, "a<- b<-a", edges(p))
-	assert.NotNil(t, p.Operations[1].tree, "the executor resolves from the planned tree")
+	assert.Nil(t, p.Operations[1].tree, "nor does NewPlan decode the input")
+	copy(b.Operations[1].Input, `{"p":{"$ref":"a.y"}}`)
+	out := (&Executor{Handlers: map[string]ActionHandler{
+		"r": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return json.RawMessage(`{"x":1,"y":2}`), nil }),
+		"r2": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+			return req.Input, nil
+		}),
+	}}).Run(t.Context(), p)
+	require.Nil(t, out.Err)
+	assert.JSONEq(t, `{"p":1}`, string(out.Result("b")), "the plan runs the input it planned")
 
 	b, err = DecodeBatch([]byte(body))
 	require.NoError(t, err)

@@ -51,6 +51,7 @@ var manifestSchema = sync.OnceValue(func() *jsonschema.Schema {
 type compiledSchema struct {
 	schema *jsonschema.Schema
 	cost   *schemaCost
+	simple *simpleSchema // the fast path for valid inputs; nil for a schema beyond it
 }
 
 // SchemaComplexityError is the problem of a published schema whose cost
@@ -107,7 +108,7 @@ func compileUserSchema(raw []byte, maxCost int64) (cs *compiledSchema, err error
 	if got := cost.at(SchemaCostDepth); got > maxCost {
 		return nil, &SchemaComplexityError{Cost: got, Limit: maxCost}
 	}
-	return &compiledSchema{schema: s, cost: cost}, nil
+	return &compiledSchema{schema: s, cost: cost, simple: compileSimpleSchema(tree)}, nil
 }
 
 // schemaErrorMessage renders a compile error without the internal base URL.
@@ -137,10 +138,19 @@ func schemaErrorMessage(err error) string {
 // [MaxValidationSteps], and no number may have an exponent beyond
 // [MaxNumberExponent].
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
+	if s.simple != nil && s.simple.validRaw(input, s.cost) {
+		return nil
+	}
 	tree, err := decodeTree(input)
 	if err != nil {
 		return []Problem{{Path: "$", Message: "not JSON"}}
 	}
+	return validateTree(s, tree)
+}
+
+// validateTree is validateInput for an input decodeTree decoded (or one
+// equal to what it decodes from the input's encoding); tree is only read.
+func validateTree(s *compiledSchema, tree any) []Problem {
 	if p := hugeNumber(tree, "$"); p != nil {
 		return []Problem{*p}
 	}
@@ -150,7 +160,10 @@ func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 			"input is too large or deep to validate against this schema (size %d, %d deep; the validation budget is %d steps)",
 			size, depth, MaxValidationSteps)}}
 	}
-	err = validateWithin(s, tree, s.cost.at(depth)*int64(size))
+	if s.simple != nil && s.simple.valid(tree) {
+		return nil
+	}
+	err := validateWithin(s, tree, s.cost.at(depth)*int64(size))
 	if err == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package webagents
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentbridge/agentbridge/internal/jsonstr"
@@ -309,13 +310,8 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 			return append(dst, "null"...), true
 		}
 		var small [8]string
-		keys := small[:0]
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		dst = append(dst, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(t, small[:0]) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -331,6 +327,15 @@ func appendTree(dst []byte, v any) ([]byte, bool) {
 	return dst, false
 }
 
+// sortedKeys appends the keys of m to keys, sorted.
+func sortedKeys(m map[string]any, keys []string) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // appendTreeString appends s as a JSON string as marshalCompact writes
 // it: encoding/json's escaping without HTML escaping.
 func appendTreeString(dst []byte, s string) []byte { return jsonstr.Append(dst, s, true) }
@@ -342,4 +347,99 @@ func encodeTree(v any) ([]byte, error) {
 		return out, nil
 	}
 	return marshalCompact(v)
+}
+
+// maxRawPathBytes is the longest result rawPath reads a path from. Within
+// it no document nests as deep as encoding/json refuses (10,000 levels), so
+// a value decoded alone is the value decoded as part of the whole.
+const maxRawPathBytes = 16 << 10
+
+// rawPath returns the value at a dotted path in the JSON document data,
+// decoded as decodeTree decodes it: what walkPath finds in decodeTree(data),
+// where the last of duplicate keys is the one seen, without decoding the
+// rest. ok is false, and the caller decodes the whole, for a document it is
+// not sure of.
+func rawPath(data []byte, rest string) (v any, found, ok bool) {
+	if strings.Count(rest, ".") >= maxRawDepth {
+		return nil, false, false // each step scans the rest of the value again
+	}
+	p := treeParser{data: data}
+	p.space()
+	depth := 0 // of the container the value at p.pos is in
+	for dotted := true; dotted; {
+		depth++
+		var seg string
+		seg, rest, dotted = strings.Cut(rest, ".")
+		if p.pos >= len(p.data) {
+			return nil, false, false
+		}
+		switch p.data[p.pos] {
+		case '{':
+			at, ok := p.member(seg, depth)
+			if !ok {
+				return nil, false, false
+			}
+			if at < 0 {
+				return nil, false, true
+			}
+			p.pos = at
+		case '[':
+			i, isIndex := arrayIndex(seg)
+			if !isIndex {
+				return nil, false, true
+			}
+			at, ok := p.element(i, depth)
+			if !ok {
+				return nil, false, false
+			}
+			if at < 0 {
+				return nil, false, true
+			}
+			p.pos = at
+		default:
+			return nil, false, true
+		}
+	}
+	start := p.pos
+	if !p.skipStrict(depth) {
+		return nil, false, false
+	}
+	v, err := decodeTree(p.data[start:p.pos])
+	return v, err == nil, err == nil
+}
+
+// member returns where the value of the object at p.pos's last member
+// named key starts, or -1 when it has none.
+func (p *treeParser) member(key string, depth int) (at int, ok bool) {
+	at = -1
+	empty, ok := p.openObject(depth)
+	if !ok || empty {
+		return at, ok
+	}
+	for more := true; more; {
+		var m rawMember
+		if m, more, ok = p.nextMember(depth); !ok {
+			return 0, false
+		}
+		if string(m.key) == key {
+			at = m.start
+		}
+	}
+	return at, true
+}
+
+// element returns where the i-th element of the array at p.pos starts, or
+// -1 when it is shorter.
+func (p *treeParser) element(i, depth int) (at int, ok bool) {
+	more, ok := p.openArray(depth)
+	for n := 0; ok && more; n++ {
+		if n == i {
+			return p.pos, true
+		}
+		if !p.skipStrict(depth) {
+			return 0, false
+		}
+		more, ok = p.nextElement()
+	}
+	return -1, ok
 }

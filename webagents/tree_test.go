@@ -158,3 +158,31 @@ func FuzzEncodeTreeStringMatchesMarshalCompact(f *testing.F) {
 		sameEncoding(t, json.Number(s))
 	})
 }
+
+// FuzzRawPath checks rawPath against walkPath on the decoded document.
+func FuzzRawPath(f *testing.F) {
+	f.Add([]byte(`{"results":[{"id":"kb-1","name":"Wireless Keyboard","price":49.99}]}`), "results.0.id")
+	f.Add([]byte(` {"a":{"b":1},"a":{"b":[true,null,"x\"y"]} } `), "a.b.2")
+	f.Add([]byte(`{"\u0061":1,"a\u00e9":{"x":2},"aé":{"x":3}}`), "aé.x")
+	f.Add([]byte(`[[],[1,[2,{"k":"\ud800"}]]]`), "1.1.1.k")
+	f.Add([]byte(`{"a":"\xff","\xff":1}`), "\uFFFD")
+	f.Add([]byte(`{"a":[1,2]}`), "a.01")
+	f.Add([]byte(`{"a":1e999}`), "a")
+	f.Fuzz(func(t *testing.T, doc []byte, path string) {
+		if path == "" || len(doc) > maxRawPathBytes {
+			return
+		}
+		tree, err := decodeTree(doc)
+		if err != nil {
+			return
+		}
+		want, wantFound := walkPath(tree, path, true)
+		got, found, ok := rawPath(doc, path)
+		if !ok {
+			return
+		}
+		if found != wantFound || !reflect.DeepEqual(got, want) {
+			t.Fatalf("rawPath(%q, %q) = %#v, %v; walkPath of the tree: %#v, %v", doc, path, got, found, want, wantFound)
+		}
+	})
+}
