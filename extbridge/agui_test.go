@@ -3,8 +3,6 @@ package extbridge
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/internal/npmtest"
 )
 
 // aguiValidator checks AG-UI events with @ag-ui/core 1.0's own schemas
@@ -91,40 +91,10 @@ func (v *aguiValidator) Validate(event []byte) (string, error) {
 }
 
 // aguiInstall installs testdata/agui (its package-lock.json pins
-// @ag-ui/core 1.0.0 and zod) into a cache folder named after the lock
-// file's hash, once per machine, and returns the folder.
+// @ag-ui/core 1.0.0 and zod) into its cache folder, once per machine, and
+// returns the folder.
 func aguiInstall(npm string) (string, error) {
-	lock, err := os.ReadFile(filepath.Join("testdata", "agui", "package-lock.json"))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(lock)
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "agentbridge", "agui-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	for _, name := range []string{"package.json", "package-lock.json", "validate.js"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "agui", name))
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "core", "dist", "schemas.js")); err == nil {
-		return dir, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm ci in %s: %v: %.2000s", dir, err, out)
-	}
-	return dir, nil
+	return npmtest.Install(ctx, npm, filepath.Join("testdata", "agui"), "agui", []string{"package.json", "package-lock.json", "validate.js"})
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentbridge/agentbridge/internal/npmtest"
 )
 
 // nodeClients is testdata/node installed: the TypeScript SDK's client
@@ -56,49 +56,18 @@ func newNodeClients(t *testing.T) *nodeClients {
 // install scripts, then the node package's own (which fetches the Node 22
 // binary of this platform).
 func installNode(npm string) (string, error) {
-	lock, err := os.ReadFile(filepath.Join("testdata", "node", "package-lock.json"))
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(lock)
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "agentbridge", "mcp-clients-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	for _, name := range []string{"package.json", "package-lock.json", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "node", name))
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	ready := filepath.Join(dir, "node_modules", ".installed")
-	if _, err := os.Stat(ready); err == nil {
-		return dir, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	for _, args := range [][]string{
-		{"ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"},
-		{"rebuild", "node", "--loglevel=error"},
-	} {
-		cmd := exec.CommandContext(ctx, npm, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("npm %s in %s: %v: %.2000s", args[0], dir, err, out)
-		}
+	dir, err := npmtest.Install(ctx, npm, filepath.Join("testdata", "node"), "mcp-clients",
+		[]string{"package.json", "package-lock.json", "client.mjs"}, []string{"rebuild", "node"})
+	if err != nil {
+		return "", err
 	}
 	out, err := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "node"), "--version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "v22.") {
 		return "", fmt.Errorf("npm's node package gave no Node 22 (%q, %v)", out, err)
 	}
-	return dir, os.WriteFile(ready, nil, 0o644)
+	return dir, nil
 }
 
 // run runs a Node script of the folder and returns its standard output, or
