@@ -1,6 +1,6 @@
 //go:build !unix
 
-package agentproto
+package bridge
 
 // temporaryAcceptErrnos are Accept errors that leave the listener usable;
 // elsewhere the platform's own Temporary classification applies.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package agentproto_test
+package bridge_test
 
 import (
 	"context"

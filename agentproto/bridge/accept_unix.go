@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentproto
+package bridge
 
 import "syscall"
 

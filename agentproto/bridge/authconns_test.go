@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -44,7 +45,7 @@ func readingClose(nc net.Conn) <-chan []string {
 // (issue 21 item 3).
 func TestConnectionsWithoutAuthenticatedRequestTimeOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "t"}})
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: bridge.ServerOptions{Token: "t"}})
 		defer b.Close()
 		synctest.Wait()
 		silent, err := b.Listener.Dial(t.Context())
@@ -62,7 +63,7 @@ func TestConnectionsWithoutAuthenticatedRequestTimeOut(t *testing.T) {
 		_, err = agent.Health(t.Context())
 		require.NoError(t, err)
 
-		time.Sleep(agentproto.DefaultAuthTimeout - time.Second)
+		time.Sleep(bridge.DefaultAuthTimeout - time.Second)
 		synctest.Wait()
 		_, err = wrongToken.Health(t.Context())
 		require.ErrorIs(t, err, agentproto.ErrUnauthorized, "still open just before the timeout")
@@ -81,7 +82,7 @@ func TestConnectionsWithoutAuthenticatedRequestTimeOut(t *testing.T) {
 // closed, with an error frame, to make room (issue 21 item 3).
 func TestUnauthenticatedConnectionsCannotLockAgentsOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "t"}})
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: bridge.ServerOptions{Token: "t"}})
 		defer b.Close()
 		synctest.Wait()
 		agents := make([]*agentproto.Client, 10)
@@ -93,7 +94,7 @@ func TestUnauthenticatedConnectionsCannotLockAgentsOut(t *testing.T) {
 			require.NoError(t, err)
 			agents[i] = c
 		}
-		idle := make([]net.Conn, agentproto.DefaultMaxConnections+6)
+		idle := make([]net.Conn, bridge.DefaultMaxConnections+6)
 		for i := range idle {
 			nc, err := b.Listener.Dial(t.Context())
 			require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestUnauthenticatedConnectionsCannotLockAgentsOut(t *testing.T) {
 			_, err = a.Health(t.Context())
 			assert.NoError(t, err, "the agents already there stay")
 		}
-		evicted := fmt.Sprintf(`{"error":"Connection closed: too many connections to the bridge have not sent an authenticated request; the limit is %d"}`, agentproto.DefaultMaxUnauthConnections)
+		evicted := fmt.Sprintf(`{"error":"Connection closed: too many connections to the bridge have not sent an authenticated request; the limit is %d"}`, bridge.DefaultMaxUnauthConnections)
 		assert.Equal(t, []string{evicted}, <-oldestFrames, "the oldest is closed first")
 		newest := idle[len(idle)-1]
 		newest.SetReadDeadline(time.Now().Add(time.Second))
@@ -125,7 +126,7 @@ func TestUnauthenticatedConnectionsCannotLockAgentsOut(t *testing.T) {
 // the reference allows without a token.
 func TestNegativeAuthTimeoutKeepsListeners(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "t", AuthTimeout: -1}})
+		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: bridge.ServerOptions{Token: "t", AuthTimeout: -1}})
 		defer b.Close()
 		synctest.Wait()
 		listener, err := b.Listener.Dial(t.Context())

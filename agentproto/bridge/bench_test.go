@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/internal/testbridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -25,49 +26,6 @@ import (
 // req/s (the wall-clock rate), cpu-µs/op (the whole process's user and
 // system CPU time per request, which other load on the machine disturbs
 // less than wall-clock figures) and the p50 and p99 latency of a request.
-
-// benchBridge is a bridge as it runs for real: agents on a Unix socket, the
-// host's link to the extension on OS pipes (as Chrome's stdio), the stand-in
-// extension answering in its reading goroutine.
-type benchBridge struct {
-	*agentprototest.Bridge
-	path  string
-	serve sync.WaitGroup
-}
-
-func startBenchBridge(tb testing.TB, handler agentprototest.Handler) *benchBridge {
-	hostEnd, browserEnd, err := nativemsg.OSPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bb := &benchBridge{path: filepath.Join(tb.TempDir(), "bridge.sock")}
-	bb.Bridge = agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
-		Server:    agentproto.ServerOptions{Token: "bench-token"},
-		Extension: agentprototest.Options{Handler: handler, Serial: true},
-	})
-	l, err := agentproto.ListenUnix(context.Background(), bb.path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bb.serve.Go(func() { bb.Server.Serve(l) })
-	if err := bb.WaitOnline(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return bb
-}
-
-func (bb *benchBridge) close() {
-	bb.Close()
-	bb.serve.Wait()
-}
-
-func (bb *benchBridge) dial(tb testing.TB) *agentproto.Client {
-	c, err := agentproto.Dial(context.Background(), bb.path, &agentproto.ClientOptions{Token: "bench-token"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
 
 // payloadOf returns a JSON object of about n bytes.
 func payloadOf(n int) json.RawMessage {
@@ -125,11 +83,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 // benchAgents runs the benchmark's requests from the given number of
 // agents, each with its own connection and one request in flight.
 func benchAgents(b *testing.B, agents int, payload json.RawMessage) {
-	bb := startBenchBridge(b, agentprototest.Echo)
-	defer bb.close()
+	bb := testbridge.StartBench(b, agentprototest.Echo)
+	defer bb.Stop()
 	clients := make([]*agentproto.Client, agents)
 	for i := range clients {
-		clients[i] = bb.dial(b)
+		clients[i] = bb.DialAgent(b)
 		defer clients[i].Close()
 	}
 	call := func(c *agentproto.Client, res *json.RawMessage) error {
@@ -196,7 +154,7 @@ func BenchmarkRelayLargeResult(b *testing.B) {
 		big := screenshotResult(mib << 20)
 		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
 			bb, c := startLargeResultBridge(b, big)
-			defer bb.close()
+			defer bb.Stop()
 			defer c.Close()
 			var stats runStats
 			b.SetBytes(int64(len(big)))
@@ -217,7 +175,7 @@ func BenchmarkRelayLargeResult(b *testing.B) {
 	big := screenshotResult(16 << 20)
 	b.Run("16MiB/screenshot", func(b *testing.B) {
 		bb, c := startLargeResultBridge(b, big)
-		defer bb.close()
+		defer bb.Stop()
 		defer c.Close()
 		want := base64.StdEncoding.DecodedLen(16 << 20)
 		var stats runStats
@@ -237,11 +195,11 @@ func BenchmarkRelayLargeResult(b *testing.B) {
 	})
 }
 
-func startLargeResultBridge(b *testing.B, result json.RawMessage) (*benchBridge, *agentproto.Client) {
-	bb := startBenchBridge(b, agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
+func startLargeResultBridge(b *testing.B, result json.RawMessage) (*testbridge.Bench, *agentproto.Client) {
+	bb := testbridge.StartBench(b, agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
 		return result, nil
 	}))
-	return bb, bb.dial(b)
+	return bb, bb.DialAgent(b)
 }
 
 // BenchmarkUnixEcho is the baseline: the same request frames echoed by a

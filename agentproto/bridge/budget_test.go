@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentproto_test
+package bridge_test
 
 import (
 	"bufio"
@@ -22,6 +22,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/agentbridge/agentbridge/internal/sockopt"
 	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
@@ -35,7 +37,7 @@ import (
 func TestNonReadingClientsStayWithinTheTotalBudget(t *testing.T) {
 	const budget = 2 << 20
 	logs := &syncbuf.Buffer{}
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{
 		Token:               "t",
 		MaxTotalQueuedBytes: budget,
 		Logger:              slog.New(slog.NewTextHandler(logs, nil)),
@@ -66,7 +68,7 @@ func TestNonReadingClientsStayWithinTheTotalBudget(t *testing.T) {
 	var most int64
 	for i := range 200 { // 13 MB: more than the budget, many times over
 		require.NoError(t, b.Server.Publish(event))
-		most = max(most, agentproto.QueuedBytes(b.Server))
+		most = max(most, bridge.QueuedBytes(b.Server))
 		select {
 		case <-sub.Events():
 		case <-time.After(10 * time.Second):
@@ -96,11 +98,11 @@ func TestNonReadingClientsStayWithinTheTotalBudget(t *testing.T) {
 func TestNonReadingEventStreamsStayWithinTheTotalBudget(t *testing.T) {
 	const budget = 2 << 20
 	logs := &syncbuf.Buffer{}
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{
 		MaxTotalQueuedBytes: budget,
 		Logger:              slog.New(slog.NewTextHandler(logs, nil)),
 	}})
-	srv := httptest.NewServer(b.Server.HTTPHandler(nil))
+	srv := httptest.NewServer(httpapi.NewHandler(b.Server, nil))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 
@@ -135,7 +137,7 @@ func TestNonReadingEventStreamsStayWithinTheTotalBudget(t *testing.T) {
 	var most int64
 	for i := range 200 { // 13 MB per stream
 		require.NoError(t, b.Server.Publish(event))
-		most = max(most, agentproto.QueuedBytes(b.Server))
+		most = max(most, bridge.QueuedBytes(b.Server))
 		select {
 		case <-got:
 		case <-time.After(10 * time.Second):

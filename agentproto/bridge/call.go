@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
@@ -101,11 +102,11 @@ type callResult struct {
 func (c *Call) Reply(result json.RawMessage) { c.complete(result, nil, false, nil) }
 
 // Fail answers c with an error. The agent receives err.Error() as the
-// reply's error string, so a *[RemoteError] passes its message unchanged.
+// reply's error string, so a *[agentproto.RemoteError] passes its message unchanged.
 // Only the first of Reply and Fail counts.
 func (c *Call) Fail(err error) {
 	if err == nil {
-		err = &RemoteError{Message: "unknown error"}
+		err = &agentproto.RemoteError{Message: "unknown error"}
 	}
 	c.complete(nil, err, false, nil)
 }
@@ -161,7 +162,7 @@ func (c *Call) startTimer() {
 	c.mu.Unlock()
 }
 
-func (c *Call) expire() { c.complete(nil, NewTimeoutError(c.Type), true, nil) }
+func (c *Call) expire() { c.complete(nil, agentproto.NewTimeoutError(c.Type), true, nil) }
 
 // goFunc runs fn(ctx) in a goroutine the server waits for on Close. The
 // request's frame is kept until fn returns, so that the payload fn reads

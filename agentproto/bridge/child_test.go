@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/stretchr/testify/require"
 )
 
@@ -116,11 +116,11 @@ func childFDLimitServer(path, limit string) error {
 	if err := setFileLimit(n); err != nil {
 		return err
 	}
-	l, err := agentproto.ListenUnix(context.Background(), path)
+	l, err := bridge.ListenUnix(context.Background(), path)
 	if err != nil {
 		return err
 	}
-	srv := agentproto.NewServer(&agentproto.ServerOptions{
+	srv := bridge.NewServer(&bridge.ServerOptions{
 		AllowUnauthenticated: true,
 		Logger:               slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})

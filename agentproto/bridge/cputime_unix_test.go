@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentproto_test
+package bridge_test
 
 import (
 	"syscall"

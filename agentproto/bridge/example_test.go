@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -7,18 +7,21 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
 // A bridge on a real Unix socket and an agent that dials it with the
 // token. A function stands in for the browser extension; a real bridge
-// gives [agentproto.NewServer] a [agentproto.Host] instead (see
-// [agentproto.NewHost]).
+// gives [bridge.NewServer] a [bridge.Host] instead (see
+// [bridge.NewHost]).
 func ExampleServer_Serve() {
 	dir, err := os.MkdirTemp("", "bridge")
 	if err != nil {
@@ -28,9 +31,9 @@ func ExampleServer_Serve() {
 	sock := filepath.Join(dir, "bridge.sock")
 	const token = "example-token"
 
-	srv := agentproto.NewServer(&agentproto.ServerOptions{
+	srv := bridge.NewServer(&bridge.ServerOptions{
 		Token: token,
-		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+		Extension: bridge.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			if typ != agentproto.TypeNavigate {
 				return nil, agentproto.NewUnknownRequestError(typ)
 			}
@@ -42,7 +45,7 @@ func ExampleServer_Serve() {
 		}),
 	})
 	ctx := context.Background()
-	l, err := agentproto.ListenUnix(ctx, sock) // mode 0600 from birth
+	l, err := bridge.ListenUnix(ctx, sock) // mode 0600 from birth
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +75,7 @@ func ExampleServer_Serve() {
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(errors.Is(<-served, agentproto.ErrServerClosed))
+	fmt.Println(errors.Is(<-served, bridge.ErrServerClosed))
 	// Output:
 	// bridge: online extension: online
 	// true 7 https://example.com/
@@ -82,17 +85,17 @@ func ExampleServer_Serve() {
 
 // Every request carries the token; a wrong one is refused with the
 // reference's message, which matches [agentproto.ErrUnauthorized].
-func ExampleDial_wrongToken() {
+func ExampleNewServer_token() {
 	dir, err := os.MkdirTemp("", "bridge")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "bridge.sock")
-	srv := agentproto.NewServer(&agentproto.ServerOptions{Token: "right"})
+	srv := bridge.NewServer(&bridge.ServerOptions{Token: "right"})
 	defer srv.Close()
 	ctx := context.Background()
-	l, err := agentproto.ListenUnix(ctx, sock)
+	l, err := bridge.ListenUnix(ctx, sock)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -127,7 +130,7 @@ func ExampleNewHost() {
 	})
 	defer ext.Close()
 
-	host := agentproto.NewHost(hostEnd, nil)
+	host := bridge.NewHost(hostEnd, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- host.Run(ctx) }()
@@ -138,7 +141,7 @@ func ExampleNewHost() {
 	// A Server would relay agents' requests to host; ExtensionCaller sends
 	// commands to it from this process.
 	var res agentproto.ActionResult
-	err := agentproto.ExtensionCaller(host).Call(ctx, agentproto.TypeClick, agentproto.ClickParams{Ref: "@e3"}, &res)
+	err := bridge.ExtensionCaller(host).Call(ctx, agentproto.TypeClick, agentproto.ClickParams{Ref: "@e3"}, &res)
 	fmt.Println(res.OK(), res.Result.DurationMs, err)
 
 	cancel()
@@ -147,4 +150,33 @@ func ExampleNewHost() {
 	// extension got browser.click {"ref":"@e3"}
 	// true 9 <nil>
 	// true false
+}
+
+// A bridge, as examples/weboperator-host wires it: the browser's native
+// messaging port on stdio, agents on the Unix socket. (Compiled, not run:
+// it takes over stdio.)
+func ExampleNewServer() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	conn, err := nativemsg.OpenStdio(nil) // Chrome's port
+	if err != nil {
+		log.Fatal(err)
+	}
+	host := bridge.NewHost(conn, nil) // bridge:hello, host-made ids, 1 MiB refusal
+	srv := bridge.NewServer(&bridge.ServerOptions{Extension: host, Token: os.Getenv(agentproto.EnvToken)})
+	l, err := bridge.ListenUnix(ctx, "") // 0600 from birth, never replaces a stranger's socket
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() {
+		// Serve retries EMFILE and the like itself: a return is for good.
+		if err := srv.Serve(l); !errors.Is(err, bridge.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}()
+	err = host.Run(ctx) // until the extension disconnects; every pending request then fails
+	srv.Shutdown(context.Background())
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Fatal(err)
+	}
 }

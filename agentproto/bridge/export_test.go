@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 // QueuedBytes returns the bytes waiting to be written to all of s's
 // clients together, as its MaxTotalQueuedBytes budget counts them.

@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
 // ErrOriginNotAllowed is returned by [Host.Run] when the caller's origin is
 // not in HostOptions.AllowedOrigins.
-var ErrOriginNotAllowed = errors.New("agentproto: caller origin not allowed")
+var ErrOriginNotAllowed = errors.New("bridge: caller origin not allowed")
 
 // DefaultMaxLinkQueue is the default limit of request bytes waiting to be
 // written to the extension.
@@ -35,7 +36,7 @@ type HostOptions struct {
 	// host; this guards against a manifest edited by someone else.
 	AllowedOrigins []string
 	// MaxLinkQueue limits the request bytes waiting to be written to the
-	// extension; beyond it requests are refused with [MsgLinkCongested].
+	// extension; beyond it requests are refused with [agentproto.MsgLinkCongested].
 	// Zero means [DefaultMaxLinkQueue].
 	MaxLinkQueue int
 	// Logger receives the host's diagnostics. Nil means none.
@@ -52,8 +53,8 @@ type HostOptions struct {
 // host makes; responses may come back in any order and are matched by that
 // id; responses with unknown ids are dropped. A request whose frame would
 // exceed the connection's write limit (Chrome's 1 MiB) is refused with an
-// error matching [ErrRequestTooLarge] and the link stays up. When the
-// connection ends, every pending request fails with [MsgStreamClosed].
+// error matching [agentproto.ErrRequestTooLarge] and the link stays up. When the
+// connection ends, every pending request fails with [agentproto.MsgStreamClosed].
 //
 // Give a Host to [NewServer] as its Extension. Its methods are safe for
 // concurrent use.
@@ -189,19 +190,19 @@ func (h *Host) Pending() int {
 // Run serves the link until the connection ends (it returns nil at a
 // clean end of stream: the extension disconnected), a read fails, or ctx
 // is done (it closes the connection and returns ctx's error). Either way
-// every pending request fails with [MsgStreamClosed] before Run returns, and
+// every pending request fails with [agentproto.MsgStreamClosed] before Run returns, and
 // the host stays offline. Run may be called once.
 func (h *Host) Run(ctx context.Context) error {
 	h.mu.Lock()
 	if h.running || h.ended {
 		h.mu.Unlock()
-		return errors.New("agentproto: Host.Run called twice")
+		return errors.New("bridge: Host.Run called twice")
 	}
 	h.running = true
 	h.mu.Unlock()
 
 	if len(h.opts.AllowedOrigins) > 0 && !slices.Contains(h.opts.AllowedOrigins, h.opts.CallerOrigin) {
-		h.log.Error("agentproto: caller origin not in the allowlist; refusing to serve it")
+		h.log.Error("bridge: caller origin not in the allowlist; refusing to serve it")
 		h.end()
 		h.conn.Close()
 		return fmt.Errorf("%w: %q", ErrOriginNotAllowed, h.opts.CallerOrigin)
@@ -210,7 +211,7 @@ func (h *Host) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := h.out.Run(); err != nil {
-			h.log.Warn("agentproto: writing to the extension failed", "err", err)
+			h.log.Warn("bridge: writing to the extension failed", "err", err)
 			h.conn.Close()
 		}
 	})
@@ -257,51 +258,51 @@ func (h *Host) Close() error {
 }
 
 func (h *Host) readLoop() error {
-	var f extensionFrame
+	var f wire.ExtensionFrame
 	for {
 		frame, buf, err := wire.ReadFrame(h.conn.Reader)
 		if err != nil {
 			if errors.Is(err, nativemsg.ErrEmptyFrame) || errors.Is(err, nativemsg.ErrInvalidJSON) {
-				h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)
+				h.log.Warn("bridge: ignoring a malformed frame from the extension", "err", err)
 				continue
 			}
 			return err
 		}
-		if err := decodeExtensionFrame(frame, &f); err != nil {
+		if err := wire.DecodeExtensionFrame(frame, &f); err != nil {
 			buf.Release()
-			h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)
+			h.log.Warn("bridge: ignoring a malformed frame from the extension", "err", err)
 			continue
 		}
-		switch string(f.kind) {
-		case KindResponse:
+		switch string(f.Kind) {
+		case agentproto.KindResponse:
 			h.deliver(&f, buf)
-		case KindEvent:
-			if f.event != nil {
+		case agentproto.KindEvent:
+			if f.Event != nil {
 				if p := h.publish.Load(); p != nil {
-					(*p)(f.event)
+					(*p)(f.Event)
 				}
 			}
 			// Small events were copied to every client; large ones stay
 			// borrowed until written, so their buffer is left to the
 			// garbage collector.
-			if len(f.event) <= wire.CopyLimit {
+			if len(f.Event) <= wire.CopyLimit {
 				buf.Release()
 			}
-		case KindHello:
+		case agentproto.KindHello:
 			buf.Release()
 			if !h.online.Swap(true) {
-				h.log.Info("agentproto: extension online")
+				h.log.Info("bridge: extension online")
 			}
 		default:
 			buf.Release()
-			h.log.Debug("agentproto: ignoring a frame of unknown kind")
+			h.log.Debug("bridge: ignoring a frame of unknown kind")
 		}
 	}
 }
 
 // deliver answers the pending call a response is for; buf holds the frame.
-func (h *Host) deliver(f *extensionFrame, buf *wire.Buffer) {
-	id, ok := wire.ParseUint(f.id)
+func (h *Host) deliver(f *wire.ExtensionFrame, buf *wire.Buffer) {
+	id, ok := wire.ParseUint(f.ID)
 	var c *Call
 	if ok {
 		h.mu.Lock()
@@ -311,13 +312,13 @@ func (h *Host) deliver(f *extensionFrame, buf *wire.Buffer) {
 	}
 	if c == nil {
 		buf.Release()
-		h.log.Debug("agentproto: dropping a response with an unknown id")
+		h.log.Debug("bridge: dropping a response with an unknown id")
 		return
 	}
-	if msg, isErr := errorText(f.errorMsg); isErr {
+	if msg, isErr := wire.ErrorText(f.ErrorMsg); isErr {
 		buf.Release()
-		c.Fail(&RemoteError{Message: msg})
+		c.Fail(&agentproto.RemoteError{Message: msg})
 		return
 	}
-	c.complete(f.result, nil, false, buf)
+	c.complete(f.Result, nil, false, buf)
 }

@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,8 +76,8 @@ func TestExtensionFuncPayloadOutlivesTimeout(t *testing.T) {
 	const n = 50
 	answered := make(chan struct{}, n)
 	var damaged atomic.Int32
-	srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
-		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+	srv := bridge.NewServer(&bridge.ServerOptions{AllowUnauthenticated: true,
+		Extension: bridge.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			<-ctx.Done() // timed out
 			<-answered   // and the agent has the timeout's answer
 			var p struct{ Pad string }
@@ -108,7 +109,7 @@ func TestHalfClosedClient(t *testing.T) {
 	requireUnixSockets(t)
 	b := newBridge(t, nil)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- b.Server.Serve(l) }()
@@ -151,7 +152,7 @@ func TestHalfClosedClient(t *testing.T) {
 
 // While Shutdown drains, new requests are refused with MsgShuttingDown on
 // open connections, the one in flight is answered, and Serve then
-// returns ErrServerClosed.
+// returns bridge.ErrServerClosed.
 func TestShutdownRefusesNewRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newSyncBridge(t)
@@ -169,7 +170,7 @@ func TestShutdownRefusesNewRequests(t *testing.T) {
 		shut := make(chan error, 1)
 		go func() { shut <- b.Server.Shutdown(t.Context()) }()
 		synctest.Wait()
-		assert.ErrorIs(t, <-served, agentproto.ErrServerClosed, "Serve returns at once")
+		assert.ErrorIs(t, <-served, bridge.ErrServerClosed, "Serve returns at once")
 		err = c.Call(t.Context(), agentproto.TypeClick, nil, nil)
 		assert.Equal(t, &agentproto.RemoteError{Message: "Bridge is shutting down"}, err)
 		select {

@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 import (
 	"context"
@@ -10,28 +10,25 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 )
 
-// Errors of ListenUnix and of the client's peer check.
+// Errors of ListenUnix.
 var (
 	// ErrForeignSocket is returned by ListenUnix when the path holds a
 	// socket owned by another user: it is never replaced.
-	ErrForeignSocket = errors.New("agentproto: socket path is owned by another user")
+	ErrForeignSocket = errors.New("bridge: socket path is owned by another user")
 	// ErrNotSocket is returned by ListenUnix when the path holds
 	// something other than a socket: it is never replaced.
-	ErrNotSocket = errors.New("agentproto: socket path exists and is not a socket")
+	ErrNotSocket = errors.New("bridge: socket path exists and is not a socket")
 	// ErrSocketInUse is returned by ListenUnix when a live server of the
 	// same user keeps the path until ctx ends.
-	ErrSocketInUse = errors.New("agentproto: socket path is in use by a live server")
-	// ErrForeignPeer is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
-	// server runs as another user.
-	ErrForeignPeer = errors.New("agentproto: the server runs as another user")
-	// ErrPeerCredentials is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
-	// peer's credentials cannot be read.
-	ErrPeerCredentials = errors.New("agentproto: cannot read the peer's credentials")
+	ErrSocketInUse = errors.New("bridge: socket path is in use by a live server")
 )
 
-// ListenUnix listens on a Unix socket at path ("" means SocketPath())
+// ListenUnix listens on a Unix socket at path ("" means [agentproto.SocketPath])
 // with the safety rules of this package:
 //
 //   - Only the current user can ever connect: the socket is created in a
@@ -61,11 +58,11 @@ var (
 // The returned listener is a *net.UnixListener's Accept with that Close.
 func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if path == "" {
-		path = SocketPath()
+		path = agentproto.SocketPath()
 	}
-	if path == defaultSocketPath() {
+	if path == sockpath.Default() {
 		if err := ensureDefaultDir(path); err != nil {
-			return nil, fmt.Errorf("agentproto: listen: %w", err)
+			return nil, fmt.Errorf("bridge: listen: %w", err)
 		}
 	}
 	for {
@@ -85,21 +82,21 @@ func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".agentproto-")
 	if err != nil {
-		return nil, fmt.Errorf("agentproto: listen: %w", err)
+		return nil, fmt.Errorf("bridge: listen: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	if err := restrictToOwner(dir, true); err != nil {
-		return nil, fmt.Errorf("agentproto: listen: making %s private: %w", dir, err)
+		return nil, fmt.Errorf("bridge: listen: making %s private: %w", dir, err)
 	}
 	tmp := filepath.Join(dir, "s")
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
-		return nil, fmt.Errorf("agentproto: listen: %w", err)
+		return nil, fmt.Errorf("bridge: listen: %w", err)
 	}
 	ul.SetUnlinkOnClose(false)
 	fail := func(err error) (net.Listener, error) {
 		ul.Close()
-		return nil, fmt.Errorf("agentproto: listen: %w", err)
+		return nil, fmt.Errorf("bridge: listen: %w", err)
 	}
 	if err := restrictToOwner(tmp, false); err != nil {
 		return fail(err)
@@ -123,7 +120,7 @@ func checkExisting(path string) (live bool, err error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("agentproto: listen: %w", err)
+		return false, fmt.Errorf("bridge: listen: %w", err)
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
 		return false, fmt.Errorf("%w: %s", ErrNotSocket, path)

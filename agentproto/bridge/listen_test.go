@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,8 +25,8 @@ func shortTempDir(t *testing.T) string {
 func TestListenUnixRefusesNonSocket(t *testing.T) {
 	path := filepath.Join(shortTempDir(t), "s.sock")
 	require.NoError(t, os.WriteFile(path, []byte("precious"), 0o600))
-	_, err := agentproto.ListenUnix(t.Context(), path)
-	assert.ErrorIs(t, err, agentproto.ErrNotSocket)
+	_, err := bridge.ListenUnix(t.Context(), path)
+	assert.ErrorIs(t, err, bridge.ErrNotSocket)
 	data, _ := os.ReadFile(path)
 	assert.Equal(t, "precious", string(data), "never replaced")
 }
@@ -37,7 +38,7 @@ func TestListenUnixReplacesStaleSocket(t *testing.T) {
 	require.NoError(t, err)
 	stale.SetUnlinkOnClose(false)
 	stale.Close() // the file stays; nobody listens
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	defer l.Close()
 	nc, err := net.Dial("unix", path)
@@ -48,16 +49,16 @@ func TestListenUnixReplacesStaleSocket(t *testing.T) {
 func TestListenUnixWaitsForLiveServer(t *testing.T) {
 	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	first, err := agentproto.ListenUnix(t.Context(), path)
+	first, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 	defer cancel()
-	_, err = agentproto.ListenUnix(ctx, path)
-	assert.ErrorIs(t, err, agentproto.ErrSocketInUse)
+	_, err = bridge.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, bridge.ErrSocketInUse)
 
 	done := make(chan error, 1)
 	go func() {
-		l, err := agentproto.ListenUnix(t.Context(), path)
+		l, err := bridge.ListenUnix(t.Context(), path)
 		if err == nil {
 			l.Close()
 		}
@@ -70,11 +71,11 @@ func TestListenUnixWaitsForLiveServer(t *testing.T) {
 func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
 	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	first, err := agentproto.ListenUnix(t.Context(), path)
+	first, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	// A successor replaced the file (as after a takeover).
 	require.NoError(t, os.Remove(path))
-	second, err := agentproto.ListenUnix(t.Context(), path)
+	second, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	defer second.Close()
 	require.NoError(t, first.Close())
@@ -89,7 +90,7 @@ func TestCloseRemovesOnlyOwnSocket(t *testing.T) {
 func TestDialChecksServerUser(t *testing.T) {
 	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	defer l.Close()
 	go func() {

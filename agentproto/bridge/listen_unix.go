@@ -1,18 +1,14 @@
 //go:build unix
 
-package agentproto
+package bridge
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"syscall"
 )
-
-// defaultSocketPath is DefaultSocketPath on Unix systems.
-func defaultSocketPath() string { return DefaultSocketPath }
 
 // ensureDefaultDir does nothing on Unix: the default path is in /tmp.
 func ensureDefaultDir(string) error { return nil }
@@ -52,10 +48,6 @@ func socketIdentity(path string) (fileIdentity, error) {
 	}
 	return fileIdentity{volume: uint64(st.Dev), index: uint64(st.Ino)}, nil
 }
-
-// checkDialedPeer is Dial's check of the server's user: on Unix systems
-// the peer credentials of nc (checkPeerOwner) tell it.
-func checkDialedPeer(nc net.Conn, _ string) error { return checkPeerOwner(nc) }
 
 // connRefused reports whether a dial found nobody listening.
 func connRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ func TestListenUnixMode0600EvenWithPermissiveUmask(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	defer l.Close()
 	fi, err := os.Lstat(path)
@@ -64,11 +64,11 @@ func TestListenUnixRefusesForeignSocket(t *testing.T) {
 	// (and waited for it to go) fails instead of hanging.
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	_, err = agentproto.ListenUnix(ctx, path)
-	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	_, err = bridge.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, bridge.ErrForeignSocket)
 	foreign.Close() // stale now: still another user's
-	_, err = agentproto.ListenUnix(ctx, path)
-	assert.ErrorIs(t, err, agentproto.ErrForeignSocket)
+	_, err = bridge.ListenUnix(ctx, path)
+	assert.ErrorIs(t, err, bridge.ErrForeignSocket)
 	after, err := os.Lstat(path)
 	require.NoError(t, err)
 	assert.True(t, os.SameFile(before, after), "the foreign socket is left in place")

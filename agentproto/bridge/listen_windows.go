@@ -1,6 +1,6 @@
 //go:build windows
 
-package agentproto
+package bridge
 
 import (
 	"errors"
@@ -11,17 +11,6 @@ import (
 
 	"golang.org/x/sys/windows"
 )
-
-// defaultSocketPath is per user on Windows, which has no shared /tmp:
-// %LOCALAPPDATA%\WebOperator\agent.sock, a folder only its user (and
-// SYSTEM and administrators) can reach. Without LOCALAPPDATA it falls back
-// to DefaultSocketPath, which then fails to listen with a clear error.
-func defaultSocketPath() string {
-	if dir, err := os.UserCacheDir(); err == nil { // %LOCALAPPDATA%
-		return filepath.Join(dir, "WebOperator", "agent.sock")
-	}
-	return DefaultSocketPath
-}
 
 // ensureDefaultDir creates the default socket's folder, private to the
 // current user, when it is missing.

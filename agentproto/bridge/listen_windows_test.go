@@ -1,6 +1,6 @@
 //go:build windows
 
-package agentproto_test
+package bridge_test
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
@@ -34,7 +35,7 @@ func requireUnixSockets(t *testing.T) {
 func TestListenUnixWindowsACL(t *testing.T) {
 	requireUnixSockets(t)
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	defer l.Close()
 

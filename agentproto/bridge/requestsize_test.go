@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,12 +25,12 @@ func unixServer(t *testing.T) (path string, forwarded *atomic.Int64) {
 	t.Helper()
 	requireUnixSockets(t)
 	path = filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	forwarded = new(atomic.Int64)
-	srv := agentproto.NewServer(&agentproto.ServerOptions{
+	srv := bridge.NewServer(&bridge.ServerOptions{
 		AllowUnauthenticated: true,
-		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+		Extension: bridge.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			forwarded.Add(1)
 			return json.RawMessage(`true`), nil
 		}),

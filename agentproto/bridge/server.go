@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/internal/uuid"
 	"github.com/agentbridge/agentbridge/nativemsg"
@@ -24,12 +25,6 @@ import (
 
 // Server defaults.
 const (
-	// DefaultMaxRequestSize is the largest request frame a [Server] reads
-	// by default. A larger frame is answered with an error and ends the
-	// connection (the stream cannot be resynchronised). Requests between
-	// Chrome's 1 MiB limit and this size are answered with a clear error
-	// by the [Host] and the connection stays up.
-	DefaultMaxRequestSize = 4 << 20
 	// DefaultMaxInFlight is the default limit of requests in flight per
 	// client connection.
 	DefaultMaxInFlight = 256
@@ -55,14 +50,11 @@ const (
 	DefaultMaxTotalQueuedBytes = 256 << 20
 )
 
-// readBufferSize is the read buffer of each connection: frames that
-// arrive together are read with one system call.
-const readBufferSize = 32 << 10
-
-// maxReplySize is the largest reply frame written to a client: anything
-// the frame header can say, since results are relayed whatever their size
-// (the extension sends up to 64 MiB).
-const maxReplySize = 1<<32 - 1
+// The server's share of the pieces it has in common with the client.
+const (
+	readBufferSize = wire.ReadBufferSize
+	maxReplySize   = wire.MaxReplySize
+)
 
 // ServerOptions configures a [Server]. The zero value of each field is its
 // documented default.
@@ -74,7 +66,7 @@ type ServerOptions struct {
 
 	// Token is the API token every request must carry in its "token"
 	// member (compared in constant time). When empty, every request is
-	// refused with [MsgTokenNotConfigured] unless AllowUnauthenticated is set.
+	// refused with [agentproto.MsgTokenNotConfigured] unless AllowUnauthenticated is set.
 	Token string
 	// AllowUnauthenticated lets requests through without a token when
 	// Token is empty (WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1). It has no
@@ -85,7 +77,7 @@ type ServerOptions struct {
 	// Zero means DefaultTimeout (60 s).
 	DefaultTimeout time.Duration
 	// MaxRequestSize is the largest request frame read, in bytes. Zero
-	// means [DefaultMaxRequestSize].
+	// means [agentproto.DefaultMaxRequestSize].
 	MaxRequestSize int
 	// MaxInFlight limits the requests in flight per connection; beyond it
 	// requests are answered at once with a "Too many requests in flight"
@@ -176,8 +168,8 @@ func NewServer(opts *ServerOptions) *Server {
 		ext:       opts.Extension,
 		log:       opts.Logger,
 		allowAnon: opts.AllowUnauthenticated,
-		timeout:   orDefault(opts.DefaultTimeout, DefaultTimeout),
-		maxReq:    orDefault(opts.MaxRequestSize, DefaultMaxRequestSize),
+		timeout:   orDefault(opts.DefaultTimeout, agentproto.DefaultTimeout),
+		maxReq:    orDefault(opts.MaxRequestSize, agentproto.DefaultMaxRequestSize),
 		maxFlight: orDefault(opts.MaxInFlight, DefaultMaxInFlight),
 		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
 		authWait:  orDefault(opts.AuthTimeout, DefaultAuthTimeout),
@@ -206,12 +198,7 @@ func NewServer(opts *ServerOptions) *Server {
 	return s
 }
 
-func orDefault[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
+func orDefault[T int | int64 | time.Duration](v, def T) T { return wire.OrDefault(v, def) }
 
 func (s *Server) extension() Extension { return s.ext }
 
@@ -256,7 +243,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("agentproto: accept failed; retrying", "err", err, "delay", backoff)
+			s.log.Warn("bridge: accept failed; retrying", "err", err, "delay", backoff)
 			t := time.NewTimer(backoff)
 			select {
 			case <-t.C:
@@ -272,7 +259,7 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // errTemporary is what a listener's Accept may wrap to ask Serve to retry.
-var errTemporary = errors.New("agentproto: temporary accept error")
+var errTemporary = errors.New("bridge: temporary accept error")
 
 // temporaryAcceptError reports whether an Accept error may go away by
 // itself: the listener is still usable.
@@ -324,7 +311,7 @@ func (s *Server) startConn(nc net.Conn) {
 		s.evictLocked(s.oldestUnauthLocked(), "Connection closed: too many connections to the bridge have not sent an authenticated request; the limit is "+fmt.Sprint(s.maxUnauth))
 	}
 	if len(s.conns) >= s.maxConns {
-		s.log.Warn("agentproto: connection refused: too many connections", "limit", s.maxConns)
+		s.log.Warn("bridge: connection refused: too many connections", "limit", s.maxConns)
 		s.connWG.Go(func() {
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
 			msg := "Too many connections to the bridge; the limit is " + fmt.Sprint(s.maxConns)
@@ -362,7 +349,7 @@ func (s *Server) evictLocked(c *serverConn, msg string) {
 	if c == nil || !s.forgetLocked(c) {
 		return
 	}
-	s.log.Warn("agentproto: closing a connection without an authenticated request", "reason", msg)
+	s.log.Warn("bridge: closing a connection without an authenticated request", "reason", msg)
 	s.connWG.Go(func() { c.kick(msg) })
 }
 
@@ -380,7 +367,7 @@ func (s *Server) forgetLocked(c *serverConn) bool {
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, answers
-// new requests on open connections with [MsgShuttingDown], waits until every
+// new requests on open connections with [agentproto.MsgShuttingDown], waits until every
 // request in flight has been answered and the answers written, then closes
 // the connections. If ctx ends first, Shutdown closes everything as Close
 // does and returns ctx's error.
@@ -473,17 +460,17 @@ func (s *Server) Close() error {
 }
 
 // authorize checks a request's token. It returns the refusal, or nil.
-func (s *Server) authorize(r *request) *RemoteError {
+func (s *Server) authorize(r *wire.Request) *agentproto.RemoteError {
 	if !s.hasToken {
 		if s.allowAnon {
 			return nil
 		}
 		return errTokenNotSet
 	}
-	if !r.hasToken {
+	if !r.HasToken {
 		return errUnauthorized
 	}
-	if !s.tokenMatches(r.token) {
+	if !s.tokenMatches(r.Token) {
 		return errUnauthorized
 	}
 	return nil
@@ -495,17 +482,6 @@ func (s *Server) tokenMatches(token []byte) bool {
 	h := sha256.Sum256(token)
 	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
 }
-
-// HealthResult is bridge.health's result.
-type HealthResult struct {
-	OK           bool   `json:"ok"`
-	Bridge       string `json:"bridge"`    // "online"
-	Extension    string `json:"extension"` // "online" or "offline"
-	AuthRequired bool   `json:"authRequired"`
-}
-
-// ExtensionOnline reports whether Extension is "online".
-func (h *HealthResult) ExtensionOnline() bool { return h.Extension == "online" }
 
 func (s *Server) appendHealth(dst []byte) []byte {
 	dst = append(dst, `{"ok":true,"bridge":"online","extension":`...)
@@ -526,7 +502,7 @@ func (s *Server) appendHealth(dst []byte) []byte {
 // cannot keep up is disconnected rather than allowed to hold others up.
 func (s *Server) Publish(event json.RawMessage) error {
 	if err := wire.Valid(event); err != nil {
-		return fmt.Errorf("agentproto: invalid event: %w", err)
+		return fmt.Errorf("bridge: invalid event: %w", err)
 	}
 	s.publish(event)
 	return nil
@@ -550,7 +526,7 @@ func (s *Server) publish(event json.RawMessage) {
 		}
 	}
 	if len(s.subs) > 0 {
-		taskID := Event{Raw: event}.TaskID()
+		taskID := agentproto.Event{Raw: event}.TaskID()
 		for sub := range s.subs {
 			sub.deliver(event, taskID)
 		}
@@ -572,24 +548,24 @@ func newID() []byte {
 
 // dispatch handles one decoded request: auth, then health locally, then
 // everything else to the extension. buf holds the request's frame.
-func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
-	if r.id == nil {
-		r.id = newID()
+func (s *Server) dispatch(c *serverConn, r *wire.Request, buf *wire.Buffer) {
+	if r.ID == nil {
+		r.ID = newID()
 	}
 	if err := s.authorize(r); err != nil {
-		c.pushError(r.id, err.Message, buf)
+		c.pushError(r.ID, err.Message, buf)
 		return
 	}
 	if !c.authed {
 		c.authenticated()
 	}
-	if r.typ == nil {
-		c.pushError(r.id, MsgInvalidType, buf)
+	if r.Type == nil {
+		c.pushError(r.ID, agentproto.MsgInvalidType, buf)
 		return
 	}
-	if r.typeStr == TypeHealth {
+	if r.TypeStr == agentproto.TypeHealth {
 		var health [128]byte
-		c.pushResult(r.id, s.appendHealth(health[:0]), buf, nil)
+		c.pushResult(r.ID, s.appendHealth(health[:0]), buf, nil)
 		return
 	}
 	call := s.newCall(r)
@@ -602,23 +578,23 @@ func (s *Server) dispatch(c *serverConn, r *request, buf *wire.Buffer) {
 	buf.Retain()
 	defer buf.Release()
 	if refusal := c.admit(call); refusal != nil {
-		c.pushError(r.id, refusal.Message, buf)
+		c.pushError(r.ID, refusal.Message, buf)
 		return
 	}
 	s.forward(call)
 }
 
-func (s *Server) newCall(r *request) *Call {
+func (s *Server) newCall(r *wire.Request) *Call {
 	call := &Call{
-		Type:    r.typeStr,
-		Payload: r.payload,
-		Timeout: r.timeout,
-		typeLit: r.typ,
-		id:      r.id,
+		Type:    r.TypeStr,
+		Payload: r.Payload,
+		Timeout: r.Timeout,
+		typeLit: r.Type,
+		id:      r.ID,
 		srv:     s,
 	}
 	if call.Payload == nil {
-		call.Payload = emptyObject
+		call.Payload = wire.EmptyObject
 	}
 	if call.Timeout <= 0 {
 		call.Timeout = s.timeout
@@ -694,14 +670,14 @@ func (c *serverConn) readLoop() {
 	s := c.srv
 	br := bufio.NewReaderSize(c.nc, readBufferSize)
 	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
-	var req request
+	var req wire.Request
 	for {
 		frame, buf, err := wire.ReadFrame(r)
 		if err != nil {
 			var fse *nativemsg.FrameSizeError
 			switch {
 			case errors.As(err, &fse):
-				s.log.Warn("agentproto: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
+				s.log.Warn("bridge: request frame too large; closing the connection", "size", fse.Size, "limit", fse.Limit)
 				c.pushError(nil, requestFrameTooLarge(fse.Size, uint64(fse.Limit)), nil)
 				// The client may still be writing the frame: reading it
 				// away lets its write end, and the error reach it, where
@@ -719,13 +695,13 @@ func (c *serverConn) readLoop() {
 				continue
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("agentproto: connection read ended", "err", err)
+				s.log.Debug("bridge: connection read ended", "err", err)
 			}
 			return
 		}
-		if err := decodeRequest(frame, &req); err != nil {
-			// req.id is set when the frame is valid JSON with one id.
-			c.pushError(req.id, err.Error(), buf)
+		if err := wire.DecodeRequest(frame, &req); err != nil {
+			// req.ID is set when the frame is valid JSON with one id.
+			c.pushError(req.ID, err.Error(), buf)
 			continue
 		}
 		s.dispatch(c, &req, buf)
@@ -747,26 +723,17 @@ func (c *serverConn) closeAfterFlush() {
 	}
 }
 
-// rawConn returns nc's raw connection when it has one (sockets do; the
-// in-memory pipes of tests do not), for queues to write on directly.
-func rawConn(nc net.Conn) syscall.RawConn {
-	if sc, ok := nc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			return rc
-		}
-	}
-	return nil
-}
+func rawConn(nc net.Conn) syscall.RawConn { return wire.RawConn(nc) }
 
 func (c *serverConn) writeLoop() {
 	if err := c.out.Run(); err != nil {
-		c.srv.log.Debug("agentproto: connection write failed", "err", err)
+		c.srv.log.Debug("bridge: connection write failed", "err", err)
 		c.close()
 	}
 }
 
 // admit records call as in flight on c, or refuses it.
-func (c *serverConn) admit(call *Call) *RemoteError {
+func (c *serverConn) admit(call *Call) *agentproto.RemoteError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -889,7 +856,7 @@ func appendError(dst, id []byte, msg string) []byte {
 func (c *serverConn) dropSlow(err error) {
 	switch {
 	case errors.Is(err, wire.ErrQueueFull):
-		c.srv.log.Warn("agentproto: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
+		c.srv.log.Warn("bridge: disconnecting a client that does not read its replies", "limit", c.srv.maxQueued)
 		c.close()
 	case errors.Is(err, wire.ErrOverBudget):
 		// Through the budget's own path (overBudget), which runs once
@@ -909,7 +876,7 @@ func (c *serverConn) overBudget(held int64) {
 }
 
 func (s *Server) logOverBudget(held int64) {
-	s.log.Warn("agentproto: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one has gone longest without reading",
+	s.log.Warn("bridge: disconnecting the slowest client: the bytes waiting for all clients together reached MaxTotalQueuedBytes, and this one has gone longest without reading",
 		"limit", s.budget.Limit(), "waiting", held)
 }
 

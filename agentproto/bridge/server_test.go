@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,14 +54,6 @@ func (a *rawAgent) roundTrip(t *testing.T, frame string) string {
 	}
 }
 
-func newBridge(t *testing.T, opts *agentprototest.BridgeOptions) *agentprototest.Bridge {
-	t.Helper()
-	b := agentprototest.NewBridge(opts)
-	t.Cleanup(func() { b.Close() })
-	require.NoError(t, b.WaitOnline(t.Context()))
-	return b
-}
-
 // newSyncBridge starts a bridge whose requests the test answers, inside a
 // synctest bubble, and waits until the extension is online.
 func newSyncBridge(t *testing.T) *agentprototest.Bridge {
@@ -74,45 +67,45 @@ func newSyncBridge(t *testing.T) *agentprototest.Bridge {
 func TestAuth(t *testing.T) {
 	tests := []struct {
 		name  string
-		opts  agentproto.ServerOptions
+		opts  bridge.ServerOptions
 		frame string
 		want  string
 	}{
-		{"token unset and not allowed", agentproto.ServerOptions{}, `{"id":"a","type":"bridge.health"}`,
+		{"token unset and not allowed", bridge.ServerOptions{}, `{"id":"a","type":"bridge.health"}`,
 			`{"id":"a","error":"WEBOPERATOR_API_TOKEN is required unless WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1"}`},
-		{"token unset, unauthenticated allowed", agentproto.ServerOptions{AllowUnauthenticated: true}, `{"id":"a","type":"bridge.health"}`,
+		{"token unset, unauthenticated allowed", bridge.ServerOptions{AllowUnauthenticated: true}, `{"id":"a","type":"bridge.health"}`,
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":false}}`},
-		{"missing token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health"}`,
+		{"missing token", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"wrong token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3cres"}`,
+		{"wrong token", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3cres"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"token prefix", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3c"}`,
+		{"token prefix", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3c"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"case-variant key carries no token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","Token":"s3cret"}`,
+		{"case-variant key carries no token", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","Token":"s3cret"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"non-string token is no token", agentproto.ServerOptions{Token: "123"}, `{"id":"a","type":"bridge.health","token":123}`,
+		{"non-string token is no token", bridge.ServerOptions{Token: "123"}, `{"id":"a","type":"bridge.health","token":123}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"right token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3cret"}`,
+		{"right token", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3cret"}`,
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
-		{"escaped token", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3\u0063ret"}`,
+		{"escaped token", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"s3\u0063ret"}`,
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
 		// A lone surrogate escape is not U+FFFD: JavaScript's === tells
 		// them apart, and so does the server.
-		{"lone surrogate escape is not U+FFFD", agentproto.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ud800ret"}`,
+		{"lone surrogate escape is not U+FFFD", bridge.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ud800ret"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"U+FFFD escaped", agentproto.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ufffdret"}`,
+		{"U+FFFD escaped", bridge.ServerOptions{Token: "s3\uFFFDret"}, `{"id":"a","type":"bridge.health","token":"s3\ufffdret"}`,
 			`{"id":"a","result":{"ok":true,"bridge":"online","extension":"online","authRequired":true}}`},
-		{"token needed even when unauthenticated is allowed", agentproto.ServerOptions{Token: "s3cret", AllowUnauthenticated: true}, `{"id":"a","type":"browser.click"}`,
+		{"token needed even when unauthenticated is allowed", bridge.ServerOptions{Token: "s3cret", AllowUnauthenticated: true}, `{"id":"a","type":"browser.click"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"auth before unknown types", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"no.such"}`,
+		{"auth before unknown types", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"no.such"}`,
 			`{"id":"a","error":"Missing or invalid WebOperator API token"}`},
-		{"duplicate token refused", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"x","token":"s3cret"}`,
+		{"duplicate token refused", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","token":"x","token":"s3cret"}`,
 			`{"id":"a","error":"duplicate \"token\" member in request"}`},
-		{"duplicate type refused with the id that follows", agentproto.ServerOptions{Token: "s3cret"}, `{"type":"bridge.health","type":"x","token":"s3cret","id":7}`,
+		{"duplicate type refused with the id that follows", bridge.ServerOptions{Token: "s3cret"}, `{"type":"bridge.health","type":"x","token":"s3cret","id":7}`,
 			`{"id":7,"error":"duplicate \"type\" member in request"}`},
-		{"duplicate id refused without an id", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","id":"b","token":"s3cret"}`,
+		{"duplicate id refused without an id", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","type":"bridge.health","id":"b","token":"s3cret"}`,
 			`{"error":"duplicate \"id\" member in request"}`},
-		{"syntax error after a duplicate", agentproto.ServerOptions{Token: "s3cret"}, `{"id":"a","token":"x","token":"s3cret",}`,
+		{"syntax error after a duplicate", bridge.ServerOptions{Token: "s3cret"}, `{"id":"a","token":"x","token":"s3cret",}`,
 			`{"error":"invalid character '}' looking for beginning of object key string"}`},
 	}
 	for _, tt := range tests {
@@ -127,25 +120,6 @@ func TestAuth(t *testing.T) {
 			assert.Equal(t, tt.want, a.roundTrip(t, tt.frame))
 		})
 	}
-}
-
-// strictBridge is a bridge with neither a token nor unauthenticated use.
-func strictBridge(t *testing.T) *agentprototest.Bridge {
-	hostEnd, browserEnd := nativemsg.Pipe()
-	ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{Handler: agentprototest.Echo})
-	host := agentproto.NewHost(hostEnd, nil)
-	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host})
-	l := agentprototest.NewListener()
-	var wg sync.WaitGroup
-	wg.Go(func() { host.Run(context.Background()) })
-	wg.Go(func() { srv.Serve(l) })
-	t.Cleanup(func() {
-		srv.Close()
-		ext.Close()
-		host.Close()
-		wg.Wait()
-	})
-	return &agentprototest.Bridge{Server: srv, Host: host, Extension: ext, Listener: l}
 }
 
 func TestEnvelope(t *testing.T) {
@@ -460,7 +434,7 @@ func TestSubscriptionOverflowDropsOldest(t *testing.T) {
 }
 
 func TestInFlightLimit(t *testing.T) {
-	b := newBridge(t, &agentprototest.BridgeOptions{Manual: true, Server: agentproto.ServerOptions{MaxInFlight: 2}})
+	b := newBridge(t, &agentprototest.BridgeOptions{Manual: true, Server: bridge.ServerOptions{MaxInFlight: 2}})
 	a := dialRaw(t, b)
 	for i := range 2 {
 		go a.conn.WriteMessage(fmt.Appendf(nil, `{"id":%d,"type":"browser.click"}`, i))
@@ -488,7 +462,7 @@ func TestRequestTooLargeForChrome(t *testing.T) {
 }
 
 func TestRequestFrameOverLimitClosesWithError(t *testing.T) {
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{MaxRequestSize: 1024}})
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{MaxRequestSize: 1024}})
 	a := dialRaw(t, b)
 	frame := `{"type":"browser.type","payload":{"text":"` + strings.Repeat("x", 1500) + `"}}`
 	go a.conn.WriteMessage([]byte(frame))
@@ -590,7 +564,7 @@ func TestManyAgentsManyRequestsOutOfOrder(t *testing.T) {
 }
 
 func TestSlowClientDoesNotBlockOthers(t *testing.T) {
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{MaxQueuedBytes: 64 << 10}})
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{MaxQueuedBytes: 64 << 10}})
 	// A client that sends one request and never reads.
 	stuck := dialRaw(t, b)
 	require.NoError(t, stuck.conn.WriteMessage([]byte(`{"id":1,"type":"bridge.health"}`)))
@@ -649,9 +623,9 @@ func TestCloseIsIdempotent(t *testing.T) {
 }
 
 func TestServeAfterCloseReturnsErrServerClosed(t *testing.T) {
-	srv := agentproto.NewServer(&agentproto.ServerOptions{})
+	srv := bridge.NewServer(&bridge.ServerOptions{})
 	srv.Close()
-	assert.ErrorIs(t, srv.Serve(agentprototest.NewListener()), agentproto.ErrServerClosed)
+	assert.ErrorIs(t, srv.Serve(agentprototest.NewListener()), bridge.ErrServerClosed)
 }
 
 func TestShutdownDrains(t *testing.T) {
@@ -694,8 +668,8 @@ func TestShutdownContextExpires(t *testing.T) {
 }
 
 func TestExtensionFunc(t *testing.T) {
-	srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
-		Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+	srv := bridge.NewServer(&bridge.ServerOptions{AllowUnauthenticated: true,
+		Extension: bridge.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 			if typ == agentproto.TypeTasksWait {
 				<-ctx.Done() // canceled by the timeout
 				return nil, ctx.Err()
@@ -714,7 +688,7 @@ func TestExtensionFunc(t *testing.T) {
 
 // serveInMemory serves srv on an in-memory listener until the test ends,
 // and returns a connection to it.
-func serveInMemory(t *testing.T, srv *agentproto.Server) net.Conn {
+func serveInMemory(t *testing.T, srv *bridge.Server) net.Conn {
 	t.Helper()
 	l := agentprototest.NewListener()
 	var wg sync.WaitGroup
@@ -727,7 +701,7 @@ func serveInMemory(t *testing.T, srv *agentproto.Server) net.Conn {
 }
 
 func TestMaxConnections(t *testing.T) {
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{MaxConnections: 1}})
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{MaxConnections: 1}})
 	first := dialRaw(t, b)
 	first.roundTrip(t, `{"id":1,"type":"bridge.health"}`)
 	second := dialRaw(t, b)

@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/internal/testbridge"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/internal/peakmem"
 	"github.com/agentbridge/agentbridge/nativemsg"
@@ -170,7 +172,7 @@ func TestStressRealTransports(t *testing.T) {
 	// inFlight is how many requests each agent keeps in flight: with
 	// agents, 400 at the host at once, enough to fill its queues and pipes
 	// and answer out of order, while what they hold (each payload and
-	// result is copied at every hop) keeps the run within peakLimit (see
+	// result is copied at every hop) keeps the run within testbridge.PeakLimit (see
 	// TestMain) under -race.
 	agents, perAgent, inFlight, vanishing := 50, 200, 8, 10
 	if testing.Short() {
@@ -215,14 +217,14 @@ func TestStressRealTransports(t *testing.T) {
 	hostEnd, browserEnd, err := nativemsg.OSPipe()
 	require.NoError(t, err)
 	b := agentprototest.NewBridgeOn(hostEnd, browserEnd, &agentprototest.BridgeOptions{
-		Server:    agentproto.ServerOptions{Token: "stress"},
-		Host:      agentproto.HostOptions{MaxLinkQueue: 1 << 30}, // no congestion refusals
+		Server:    bridge.ServerOptions{Token: "stress"},
+		Host:      bridge.HostOptions{MaxLinkQueue: 1 << 30}, // no congestion refusals
 		Extension: agentprototest.Options{Handler: handler},
 	})
 	defer b.Close()
 	require.NoError(t, b.WaitOnline(t.Context()))
 	path := filepath.Join(shortTempDir(t), "s.sock")
-	l, err := agentproto.ListenUnix(t.Context(), path)
+	l, err := bridge.ListenUnix(t.Context(), path)
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- b.Server.Serve(l) }()
@@ -352,14 +354,14 @@ func TestStressRealTransports(t *testing.T) {
 	require.Eventually(t, func() bool { return b.Host.Pending() == 0 }, 10*time.Second, time.Millisecond,
 		"nothing left pending once every agent has its answer or is gone")
 	require.NoError(t, b.Server.Close())
-	assert.ErrorIs(t, <-served, agentproto.ErrServerClosed)
+	assert.ErrorIs(t, <-served, bridge.ErrServerClosed)
 	t.Logf("%d agents × %d requests (%d in flight each) and %d vanishing agents in %v: %d answered by the extension, %d refused as too large, %d timed out, %d MB of payloads and results",
 		agents, perAgent, inFlight, vanishing, elapsed.Round(time.Millisecond), answered.Load(), tooLarge.Load(), timedOut.Load(), sent.Load()>>20)
 	// The heaviest test of the package stays within its memory budget
 	// (TestMain checks the whole package's peak again at the end).
 	if peak, err := peakmem.Peak(); err == nil {
 		t.Logf("peak resident memory of the test binary so far: %s", peakmem.Format(peak))
-		assert.NoError(t, peakmem.Check(peakLimit))
+		assert.NoError(t, peakmem.Check(testbridge.PeakLimit))
 	}
 }
 

@@ -1,4 +1,4 @@
-package agentproto
+package bridge
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func (sub *subscriber) deliver(event json.RawMessage, taskID string) {
 		sub.mu.Unlock()
 		sub.srv.budget.Release(n)
 		if full {
-			sub.srv.log.Warn("agentproto: ending an event stream that does not read its events", "events", sub.maxEvents, "bytes", sub.srv.maxQueued)
+			sub.srv.log.Warn("bridge: ending an event stream that does not read its events", "events", sub.maxEvents, "bytes", sub.srv.maxQueued)
 			sub.end(true)
 		}
 		return

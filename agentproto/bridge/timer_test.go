@@ -1,4 +1,4 @@
-package agentproto_test
+package bridge_test
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package agentproto_test
+package bridge_test
 
 import "unsafe"
 

@@ -1,4 +1,4 @@
-package agentproto_test
+package httpapi_test
 
 import (
 	"context"
@@ -11,20 +11,23 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // echoAPI is an HTTP API (token "tok") whose extension answers every
 // request with its type and payload.
-func echoAPI(t *testing.T, opts *agentproto.HTTPOptions) (http.Handler, *agentprototest.Bridge) {
+func echoAPI(t *testing.T, opts *httpapi.HandlerOptions) (http.Handler, *agentprototest.Bridge) {
 	b := newBridge(t, &agentprototest.BridgeOptions{
-		Server: agentproto.ServerOptions{Token: "tok"},
+		Server: bridge.ServerOptions{Token: "tok"},
 		Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(func(_ context.Context, r *agentprototest.Request) (any, error) {
 			return map[string]any{"type": r.Type, "payload": r.Payload}, nil
 		})},
 	})
-	return b.Server.HTTPHandler(opts), b
+	return httpapi.NewHandler(b.Server, opts), b
 }
 
 type httpCase struct {
@@ -125,7 +128,7 @@ func TestHTTPPaths(t *testing.T) {
 // Issue 11, item 3: the newest reference's routes, with the same refusals
 // as the others.
 func TestHTTPToolRoutes(t *testing.T) {
-	h, b := echoAPI(t, &agentproto.HTTPOptions{MaxBodySize: 4096})
+	h, b := echoAPI(t, &httpapi.HandlerOptions{MaxBodySize: 4096})
 	auth := map[string]string{"Authorization": "Bearer tok"}
 	post := map[string]string{"Authorization": "Bearer tok", "Content-Type": "application/json"}
 	body := strings.NewReader
@@ -201,7 +204,7 @@ func TestHTTPToolsListing(t *testing.T) {
 		} `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &listing))
-	tools := agentproto.Tools()
+	tools := tools.List()
 	require.Len(t, listing.Tools, len(tools))
 	for i, tool := range tools {
 		got := listing.Tools[i]
@@ -214,14 +217,14 @@ func TestHTTPToolsListing(t *testing.T) {
 
 func TestHTTPToolCallScreenshotAndErrors(t *testing.T) {
 	b := newBridge(t, &agentprototest.BridgeOptions{
-		Server: agentproto.ServerOptions{AllowUnauthenticated: true},
+		Server: bridge.ServerOptions{AllowUnauthenticated: true},
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
 			agentproto.TypeScreenshot: agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
 				return json.RawMessage(`{"kind":"screenshot","dataUrl":"data:image/jpeg;base64,/9j/"}`), nil
 			}),
 		}},
 	})
-	h := b.Server.HTTPHandler(nil)
+	h := httpapi.NewHandler(b.Server, nil)
 	post := map[string]string{"Content-Type": "application/json"}
 	httpCase{method: "POST", target: "/v1/tools/call", body: strings.NewReader(`{"tool":"browser_screenshot"}`), headers: post,
 		wantStatus: 200, wantBody: `{"kind":"screenshot","dataUrl":"data:image/jpeg;base64,/9j/"}`}.run(t, h)
@@ -235,7 +238,7 @@ func TestHTTPEventStreamTaskError(t *testing.T) {
 		func(context.Context, *agentprototest.Request) (any, error) {
 			return nil, errorString("No task a/b")
 		})}})
-	srv := httptest.NewServer(b.Server.HTTPHandler(nil))
+	srv := httptest.NewServer(httpapi.NewHandler(b.Server, nil))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -255,13 +258,13 @@ func TestHTTPEventStreamTaskError(t *testing.T) {
 // the host was started without its origin argument.
 func TestHTTPNeverAllowsAnEmptyOrigin(t *testing.T) {
 	for _, allowed := range [][]string{nil, {""}, {"/"}, {"", "chrome-extension://abc/"}} {
-		h, _ := echoAPI(t, &agentproto.HTTPOptions{AllowedOrigins: allowed})
+		h, _ := echoAPI(t, &httpapi.HandlerOptions{AllowedOrigins: allowed})
 		for _, origin := range []string{"/", "", "//"} {
 			httpCase{method: "GET", target: "/v1/tasks", headers: map[string]string{"Authorization": "Bearer tok", "Origin": origin},
 				wantStatus: 403, wantBody: `{"error":"Origin not allowed"}`}.run(t, h)
 		}
 	}
-	h, _ := echoAPI(t, &agentproto.HTTPOptions{AllowedOrigins: []string{"", "chrome-extension://abc/"}})
+	h, _ := echoAPI(t, &httpapi.HandlerOptions{AllowedOrigins: []string{"", "chrome-extension://abc/"}})
 	httpCase{method: "GET", target: "/v1/tasks", headers: map[string]string{"Authorization": "Bearer tok", "Origin": "chrome-extension://abc"},
 		wantStatus: 200}.run(t, h)
 	httpCase{method: "GET", target: "/v1/tasks", headers: map[string]string{"Authorization": "Bearer tok"},

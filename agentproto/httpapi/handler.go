@@ -1,16 +1,13 @@
-package agentproto
+package httpapi
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,18 +17,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/internal/loopback"
+	"github.com/agentbridge/agentbridge/agentproto/internal/serverhook"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
 // HTTP API defaults.
 const (
-	// DefaultHTTPPort is the HTTP API's port when WEBOPERATOR_BRIDGE_PORT
-	// is not set.
-	DefaultHTTPPort = 8765
-	// DefaultHTTPHost is the HTTP API's address when
-	// WEBOPERATOR_BRIDGE_HOST is not set.
-	DefaultHTTPHost = "127.0.0.1"
 	// DefaultMaxBodySize is the largest POST body the HTTP API reads:
 	// Chrome's 1 MiB limit on what reaches the extension.
 	DefaultMaxBodySize = 1 << 20
@@ -46,8 +42,8 @@ const (
 // not JSON: the reference's words.
 const MsgBodyNotJSON = "Request body must be JSON"
 
-// HTTPOptions configures the HTTP compatibility API. Nil means defaults.
-type HTTPOptions struct {
+// HandlerOptions configures the HTTP compatibility API. Nil means defaults.
+type HandlerOptions struct {
 	// AllowedOrigins lists the browser origins allowed to call the API,
 	// "chrome-extension://<id>" (a trailing slash is ignored). Requests
 	// with any other Origin header are refused (403); requests without
@@ -72,8 +68,8 @@ type HTTPOptions struct {
 	Logger *slog.Logger
 }
 
-// HTTPHandler returns the HTTP compatibility API of the reference host,
-// served by s: the same token, extension and events.
+// NewHandler returns the HTTP compatibility API of the reference host,
+// served by srv: the same token, extension and events.
 //
 // Routes: GET /health; GET /v1/browser/snapshot and /screenshot; POST
 // /v1/browser/navigate, click, type, press, scroll and extract (the body
@@ -82,9 +78,9 @@ type HTTPOptions struct {
 // POST /v1/tasks/{id}/stop, pause, resume, confirm and wait; GET
 // /v1/tasks/{id}/events (Server-Sent Events: task.snapshot as
 // {"taskId","task"}, task.error, the task's events, heartbeats as
-// {"at":ms}); GET /v1/tools (the [Tools] catalogue as function tools) and
+// {"at":ms}); GET /v1/tools (the [tools.List] catalogue as function tools) and
 // POST /v1/tools/call ({"tool","arguments","timeoutMs"}, run with
-// [CallTool]). As in the reference, trailing slashes are ignored and task
+// [tools.Call]). As in the reference, trailing slashes are ignored and task
 // ids are percent-decoded ("a%2Fb" is the task "a/b"). Results are the
 // bodies of 200 responses; errors are {"error": msg} with 400 (bad JSON,
 // an unknown tool, tool arguments that fail their schema, with "path"),
@@ -99,16 +95,17 @@ type HTTPOptions struct {
 // refused; and a non-empty POST body must be application/json, so a web
 // page cannot send one without a CORS preflight (CSRF). An empty body is
 // accepted with any Content-Type: it carries nothing to forge.
-func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
+func NewHandler(srv *bridge.Server, opts *HandlerOptions) http.Handler {
+	s := serverhook.Of(srv)
 	h := &httpAPI{srv: s}
 	if opts != nil {
 		h.opts = *opts
 	}
-	h.opts.MaxBodySize = orDefault(h.opts.MaxBodySize, DefaultMaxBodySize)
-	h.opts.Heartbeat = orDefault(h.opts.Heartbeat, DefaultHeartbeat)
-	h.opts.StreamBuffer = orDefault(h.opts.StreamBuffer, DefaultStreamBuffer)
+	h.opts.MaxBodySize = wire.OrDefault(h.opts.MaxBodySize, DefaultMaxBodySize)
+	h.opts.Heartbeat = wire.OrDefault(h.opts.Heartbeat, DefaultHeartbeat)
+	h.opts.StreamBuffer = wire.OrDefault(h.opts.StreamBuffer, DefaultStreamBuffer)
 	if h.opts.Logger == nil {
-		h.opts.Logger = s.log
+		h.opts.Logger = s.Logger()
 	}
 	for _, o := range h.opts.AllowedOrigins {
 		if o = strings.TrimSuffix(o, "/"); o != "" {
@@ -119,8 +116,8 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 }
 
 type httpAPI struct {
-	srv     *Server
-	opts    HTTPOptions
+	srv     serverhook.Server
+	opts    HandlerOptions
 	origins []string
 }
 
@@ -164,7 +161,7 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers r and reports whether it was authorized and routed.
 func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
-	if !loopbackHost(r.Host) {
+	if !loopback.Host(r.Host) {
 		writeJSONError(w, http.StatusForbidden, "Host not allowed: the API answers only to loopback host names")
 		return false
 	}
@@ -179,7 +176,7 @@ func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 		var buf [128]byte
-		writeJSON(w, h.srv.appendHealth(buf[:0]))
+		writeJSON(w, h.srv.AppendHealth(buf[:0]))
 		return false
 	}
 	if e := h.authorize(r); e != nil {
@@ -187,7 +184,7 @@ func (h *httpAPI) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Del("Connection")
-	HTTPAuthenticated(r)
+	Authenticated(r)
 	h.route(w, r, path)
 	return true
 }
@@ -201,24 +198,6 @@ func routePath(r *http.Request) string {
 		return "/"
 	}
 	return path
-}
-
-// loopbackHost reports whether a Host header names this machine by a
-// loopback name or address.
-func loopbackHost(host string) bool {
-	if host == "" {
-		return false
-	}
-	name := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		name = h
-	}
-	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
-	if strings.EqualFold(name, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
 }
 
 // originAllowed reports whether the Origin header (all its values) names
@@ -241,11 +220,12 @@ func (h *httpAPI) authorize(r *http.Request) *httpError {
 		return &httpError{http.StatusUnauthorized, "Tokens in the query string are not accepted: use Authorization: Bearer or X-WebOperator-Token"}
 	}
 	s := h.srv
-	if !s.hasToken {
-		if s.allowAnon {
+	hasToken, allowAnon := s.Auth()
+	if !hasToken {
+		if allowAnon {
 			return nil
 		}
-		return &httpError{http.StatusUnauthorized, MsgTokenNotConfigured}
+		return &httpError{http.StatusUnauthorized, agentproto.MsgTokenNotConfigured}
 	}
 	token, ok := "", false
 	if a := r.Header.Get("Authorization"); a != "" {
@@ -257,11 +237,10 @@ func (h *httpAPI) authorize(r *http.Request) *httpError {
 		token, ok = t, true
 	}
 	if !ok {
-		return &httpError{http.StatusUnauthorized, MsgUnauthorized}
+		return &httpError{http.StatusUnauthorized, agentproto.MsgUnauthorized}
 	}
-	sum := sha256.Sum256([]byte(token))
-	if subtle.ConstantTimeCompare(sum[:], s.tokenHash[:]) != 1 {
-		return &httpError{http.StatusUnauthorized, MsgUnauthorized}
+	if !s.TokenMatches([]byte(token)) {
+		return &httpError{http.StatusUnauthorized, agentproto.MsgUnauthorized}
 	}
 	return nil
 }
@@ -276,13 +255,13 @@ func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, path,
 }
 
 var browserPosts = map[string]string{
-	"navigate": TypeNavigate, "click": TypeClick, "type": TypeType,
-	"press": TypePress, "scroll": TypeScroll, "extract": TypeExtract,
+	"navigate": agentproto.TypeNavigate, "click": agentproto.TypeClick, "type": agentproto.TypeType,
+	"press": agentproto.TypePress, "scroll": agentproto.TypeScroll, "extract": agentproto.TypeExtract,
 }
 
 var taskPosts = map[string]string{
-	"stop": TypeTasksStop, "pause": TypeTasksPause, "resume": TypeTasksResume,
-	"confirm": TypeTasksConfirm, "wait": TypeTasksWait,
+	"stop": agentproto.TypeTasksStop, "pause": agentproto.TypeTasksPause, "resume": agentproto.TypeTasksResume,
+	"confirm": agentproto.TypeTasksConfirm, "wait": agentproto.TypeTasksWait,
 }
 
 func (h *httpAPI) route(w http.ResponseWriter, r *http.Request, path string) {
@@ -297,9 +276,9 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request, path string) {
 			writeJSONError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		typ := TypeSnapshot
+		typ := agentproto.TypeSnapshot
 		if strings.HasSuffix(path, "screenshot") {
-			typ = TypeScreenshot
+			typ = agentproto.TypeScreenshot
 		}
 		h.forward(w, r, typ, payload, 0)
 	case strings.HasPrefix(path, "/v1/browser/"):
@@ -316,11 +295,11 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request, path string) {
 	case path == "/v1/tasks":
 		switch r.Method {
 		case http.MethodGet:
-			h.forward(w, r, TypeTasksList, emptyObject, 0)
+			h.forward(w, r, agentproto.TypeTasksList, wire.EmptyObject, 0)
 		case http.MethodPost:
 			body, ok := h.readBody(w, r)
 			if ok {
-				h.forward(w, r, TypeTasksStart, body, 0)
+				h.forward(w, r, agentproto.TypeTasksStart, body, 0)
 			}
 		default:
 			h.methodNotAllowed(w, r, path, "GET, POST")
@@ -329,7 +308,7 @@ func (h *httpAPI) route(w http.ResponseWriter, r *http.Request, path string) {
 		// The newest reference's alias of POST /v1/tasks.
 		body, ok := h.postBody(w, r, path)
 		if ok {
-			h.forward(w, r, TypeTasksStart, body, 0)
+			h.forward(w, r, agentproto.TypeTasksStart, body, 0)
 		}
 	case path == "/v1/tools":
 		if r.Method != http.MethodGet {
@@ -370,7 +349,7 @@ func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, path string)
 			h.methodNotAllowed(w, r, path, "GET")
 			return
 		}
-		h.forward(w, r, TypeTasksGet, idPayload, 0)
+		h.forward(w, r, agentproto.TypeTasksGet, idPayload, 0)
 	case "events":
 		if r.Method != http.MethodGet {
 			h.methodNotAllowed(w, r, path, "GET")
@@ -389,10 +368,10 @@ func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, path string)
 		}
 		payload, wait := withID(body, id)
 		timeout := time.Duration(0)
-		if typ == TypeTasksWait {
+		if typ == agentproto.TypeTasksWait {
 			// The reference's HTTP layer waits 5 s longer than the task
 			// wait itself, so that the wait's own answer arrives first.
-			timeout = wait + waitMargin
+			timeout = wait + wire.WaitMargin
 		}
 		h.forward(w, r, typ, payload, timeout)
 	}
@@ -403,7 +382,7 @@ func (h *httpAPI) routeTask(w http.ResponseWriter, r *http.Request, path string)
 // extension's default when absent).
 func withID(body []byte, id string) ([]byte, time.Duration) {
 	out := wire.AppendString([]byte(`{"id":`), id)
-	wait := DefaultWaitTimeout
+	wait := agentproto.DefaultWaitTimeout
 	var it wire.Members
 	it.Reset(body)
 	for it.Next() {
@@ -413,7 +392,7 @@ func withID(body []byte, id string) ([]byte, time.Duration) {
 			continue
 		}
 		if string(key) == "timeoutMs" {
-			if d := parseTimeout(m.Value); d > 0 {
+			if d := wire.ParseTimeout(m.Value); d > 0 {
 				wait = d
 			}
 		}
@@ -492,29 +471,21 @@ func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return emptyObject, true
+		return wire.EmptyObject, true
 	}
 	if wire.Valid(body) != nil {
 		writeJSONError(w, http.StatusBadRequest, MsgBodyNotJSON)
 		return nil, false
 	}
-	if body[skipJSONSpace(body)] != '{' {
+	if body[wire.SkipSpace(body)] != '{' {
 		writeJSONError(w, http.StatusBadRequest, "Request body must be a JSON object")
 		return nil, false
 	}
 	return body, true
 }
 
-func skipJSONSpace(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 func (h *httpAPI) forward(w http.ResponseWriter, r *http.Request, typ string, payload []byte, timeout time.Duration) {
-	result, err := h.srv.call(r.Context(), typ, payload, timeout)
+	result, err := h.srv.Call(r.Context(), typ, payload, timeout)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client is gone
@@ -523,46 +494,19 @@ func (h *httpAPI) forward(w http.ResponseWriter, r *http.Request, typ string, pa
 		return
 	}
 	if result == nil {
-		result = nullResult
+		result = wire.Null
 	}
 	writeJSON(w, result)
 }
 
-// call forwards one request that does not come from a socket client (the
-// HTTP API) and waits for its answer.
-func (s *Server) call(ctx context.Context, typ string, payload []byte, timeout time.Duration) ([]byte, error) {
-	r := request{typ: wire.AppendString(nil, typ), typeStr: typ, payload: payload, timeout: timeout}
-	call := s.newCall(&r)
-	sink := make(chan callResult, 1)
-	call.sink = sink
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return nil, errShuttingDown
-	}
-	s.calls[call] = struct{}{} // for Close to abandon
-	s.inFlight.Add(1)
-	s.mu.Unlock()
-	call.startTimer()
-	s.forward(call)
-	select {
-	case res := <-sink:
-		return res.result, res.err
-	case <-ctx.Done():
-		call.complete(nil, ctx.Err(), true, nil)
-		res := <-sink
-		return res.result, res.err
-	}
-}
-
 // stream serves a task's events as Server-Sent Events.
 func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPayload []byte) {
-	sub := h.srv.subscribe(id, h.opts.StreamBuffer)
+	sub := h.srv.Subscribe(id, h.opts.StreamBuffer)
 	if sub == nil {
-		writeJSONError(w, http.StatusServiceUnavailable, MsgShuttingDown)
+		writeJSONError(w, http.StatusServiceUnavailable, agentproto.MsgShuttingDown)
 		return
 	}
-	defer sub.close()
+	defer sub.Close()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -579,14 +523,14 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 		return
 	}
 	ctx := r.Context()
-	if !h.srv.extensionOnline() {
+	if !h.srv.ExtensionOnline() {
 		if !send(sseEvent(nil, "bridge.status", []byte(`{"bridge":"online","extension":"offline"}`))) {
 			return
 		}
 	} else {
 		// As the reference: the task wrapped with its id, or the error of
 		// tasks.get as a task.error event.
-		task, err := h.srv.call(ctx, TypeTasksGet, idPayload, 0)
+		task, err := h.srv.Call(ctx, agentproto.TypeTasksGet, idPayload, 0)
 		data := wire.AppendString([]byte(`{"taskId":`), id)
 		var msg []byte
 		if err != nil {
@@ -594,7 +538,7 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 			msg = sseEvent(nil, "task.error", append(data, '}'))
 		} else {
 			if task == nil {
-				task = nullResult
+				task = wire.Null
 			}
 			data = append(append(data, `,"task":`...), task...)
 			msg = sseEvent(nil, "task.snapshot", append(data, '}'))
@@ -609,16 +553,16 @@ func (h *httpAPI) stream(w http.ResponseWriter, r *http.Request, id string, idPa
 		select {
 		case <-ctx.Done():
 			return
-		case <-sub.done:
+		case <-sub.Done():
 			return // overflow or server closing: the client reconnects
-		case <-sub.ready:
-			events := sub.take()
+		case <-sub.Ready():
+			events := sub.Take()
 			for i, raw := range events {
-				ok := send(sseEvent(nil, strings.ReplaceAll(eventKind(raw), ":", "."), raw))
-				sub.written(raw)
+				ok := send(sseEvent(nil, strings.ReplaceAll(wire.EventKind(raw), ":", "."), raw))
+				sub.Written(raw)
 				if !ok {
 					for _, rest := range events[i+1:] {
-						sub.written(rest)
+						sub.Written(rest)
 					}
 					return
 				}
@@ -667,12 +611,12 @@ var toolsListing = sync.OnceValue(func() []byte {
 	var listing struct {
 		Tools []tool `json:"tools"`
 	}
-	for _, t := range Tools() {
+	for _, t := range tools.List() {
 		listing.Tools = append(listing.Tools, tool{Type: "function", Function: function{t.Name, t.Description, t.InputSchema}})
 	}
 	b, err := json.Marshal(listing)
 	if err != nil {
-		panic("agentproto: tool listing: " + err.Error())
+		panic("httpapi: tool listing: " + err.Error())
 	}
 	return b
 })
@@ -706,7 +650,7 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 				return errors.New("timeoutMs must be a number")
 			}
 			if ms > 0 {
-				timeout = clampMillis(ms, MaxGoalTimeout)
+				timeout = wire.ClampMillis(ms, tools.MaxGoalTimeout)
 			}
 		}
 		return nil
@@ -723,17 +667,17 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 	}
 	ctx := r.Context()
-	if timeout > 0 && name != ToolExecuteGoal {
+	if timeout > 0 && name != tools.ExecuteGoal {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	res, err := CallTool(ctx, serverCaller{h.srv}, name, toolArgs, nil)
-	var argErr *ToolArgumentsError
+	res, err := tools.Call(ctx, h.srv.Caller(), name, toolArgs, nil)
+	var argErr *tools.ArgumentsError
 	switch {
 	case err == nil:
 		writeJSON(w, res.Result)
-	case errors.Is(err, ErrUnknownTool):
+	case errors.Is(err, tools.ErrUnknown):
 		writeJSONError(w, http.StatusBadRequest, "Unknown tool: "+name)
 	case errors.As(err, &argErr):
 		path := argErr.Path

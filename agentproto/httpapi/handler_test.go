@@ -1,4 +1,4 @@
-package agentproto_test
+package httpapi_test
 
 import (
 	"context"
@@ -13,13 +13,15 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestHTTPAPI(t *testing.T) {
 	b := newBridge(t, &agentprototest.BridgeOptions{
-		Server: agentproto.ServerOptions{Token: "tok"},
+		Server: bridge.ServerOptions{Token: "tok"},
 		Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(func(_ context.Context, r *agentprototest.Request) (any, error) {
 			if r.Type == agentproto.TypeNavigate {
 				return nil, errorString("Navigation failed")
@@ -27,7 +29,7 @@ func TestHTTPAPI(t *testing.T) {
 			return map[string]any{"type": r.Type, "payload": r.Payload}, nil
 		})},
 	})
-	h := b.Server.HTTPHandler(&agentproto.HTTPOptions{AllowedOrigins: []string{"chrome-extension://pgnpnlnhjmjbmobnchmlaaonbieoelff/"}})
+	h := httpapi.NewHandler(b.Server, &httpapi.HandlerOptions{AllowedOrigins: []string{"chrome-extension://pgnpnlnhjmjbmobnchmlaaonbieoelff/"}})
 	auth := map[string]string{"Authorization": "Bearer tok"}
 	tests := []struct {
 		name, method, target, body string
@@ -94,15 +96,11 @@ func TestHTTPAPI(t *testing.T) {
 	}
 }
 
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
 func TestHTTPTokenNotConfigured(t *testing.T) {
 	b := strictBridge(t)
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "http://localhost/v1/tasks", nil)
-	b.Server.HTTPHandler(nil).ServeHTTP(rec, req)
+	httpapi.NewHandler(b.Server, nil).ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 	var body struct{ Error string }
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
@@ -114,7 +112,7 @@ func TestHTTPEventStream(t *testing.T) {
 		func(context.Context, *agentprototest.Request) (any, error) {
 			return json.RawMessage(`{"id":"t1","status":"running"}`), nil
 		})}})
-	srv := httptest.NewServer(b.Server.HTTPHandler(nil))
+	srv := httptest.NewServer(httpapi.NewHandler(b.Server, nil))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -158,13 +156,13 @@ func readFull(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error)
 func TestCloseAbandonsHTTPRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		entered := make(chan struct{})
-		srv := agentproto.NewServer(&agentproto.ServerOptions{AllowUnauthenticated: true,
-			Extension: agentproto.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
+		srv := bridge.NewServer(&bridge.ServerOptions{AllowUnauthenticated: true,
+			Extension: bridge.ExtensionFunc(func(ctx context.Context, typ string, payload json.RawMessage) (json.RawMessage, error) {
 				close(entered)
 				<-ctx.Done()
 				return nil, ctx.Err()
 			})})
-		h := srv.HTTPHandler(nil)
+		h := httpapi.NewHandler(srv, nil)
 		rec := httptest.NewRecorder()
 		served := make(chan struct{})
 		go func() {
@@ -200,7 +198,7 @@ func TestHTTPEventStreamHeartbeat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{NoHello: true}})
 		defer b.Close()
-		h := b.Server.HTTPHandler(nil)
+		h := httpapi.NewHandler(b.Server, nil)
 		w := &chunkWriter{header: http.Header{}, chunks: make(chan string)}
 		ctx, cancel := context.WithCancel(t.Context())
 		served := make(chan struct{})

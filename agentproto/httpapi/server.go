@@ -1,4 +1,4 @@
-package agentproto
+package httpapi
 
 import (
 	"io"
@@ -6,60 +6,61 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/internal/connguard"
 )
 
-// Defaults of [NewHTTPServer].
+// Defaults of [NewServer].
 const (
-	// DefaultHTTPIdleTimeout is how long an HTTP connection may wait
+	// DefaultIdleTimeout is how long an HTTP connection may wait
 	// between requests before the server closes it.
-	DefaultHTTPIdleTimeout = 60 * time.Second
-	// DefaultHTTPReadHeaderTimeout is how long a client may take to send
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultReadHeaderTimeout is how long a client may take to send
 	// a request's headers.
-	DefaultHTTPReadHeaderTimeout = 10 * time.Second
-	// DefaultHTTPWriteTimeout is how long each write of a response may
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultWriteTimeout is how long each write of a response may
 	// wait for the client to take bytes.
-	DefaultHTTPWriteTimeout = 10 * time.Second
-	// DefaultMaxUnauthHTTPConns is the default limit of connections of
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultMaxUnauthConns is the default limit of connections of
 	// one HTTP server that are not serving an authenticated request: new
 	// ones that have sent nothing, ones serving a request without a valid
 	// token (health, refusals), and keep-alive ones between requests.
-	DefaultMaxUnauthHTTPConns = 64
-	// DefaultHTTPMaxHeaderBytes bounds a request's headers (64 KiB; a
+	DefaultMaxUnauthConns = 64
+	// DefaultMaxHeaderBytes bounds a request's headers (64 KiB; a
 	// request of this API carries a token and a few short headers), in
 	// place of net/http's 1 MiB: every connection still reading its
 	// headers holds that much memory.
-	DefaultHTTPMaxHeaderBytes = 64 << 10
+	DefaultMaxHeaderBytes = 64 << 10
 )
 
-// HTTPServerOptions configures [NewHTTPServer]. The zero value of each
+// ServerOptions configures [NewServer]. The zero value of each
 // field is its documented default.
-type HTTPServerOptions struct {
+type ServerOptions struct {
 	// IdleTimeout closes keep-alive connections idle for that long. Zero
-	// means [DefaultHTTPIdleTimeout].
+	// means [DefaultIdleTimeout].
 	IdleTimeout time.Duration
 	// ReadHeaderTimeout bounds the time to read a request's headers.
-	// Zero means [DefaultHTTPReadHeaderTimeout].
+	// Zero means [DefaultReadHeaderTimeout].
 	ReadHeaderTimeout time.Duration
 	// WriteTimeout bounds each write of a response: a client that takes
 	// no bytes for that long loses its connection. It is set before each
 	// write, not for the whole response, so that an event stream or a
-	// long wait is not cut. Zero means [DefaultHTTPWriteTimeout].
+	// long wait is not cut. Zero means [DefaultWriteTimeout].
 	WriteTimeout time.Duration
 	// MaxUnauthConns limits the connections of the server that are not
-	// serving an authenticated request (see [HTTPAuthenticated]), in
+	// serving an authenticated request (see [Authenticated]), in
 	// any state. When one more arrives, the one idle for the longest is
-	// closed, else the oldest. Zero means [DefaultMaxUnauthHTTPConns].
+	// closed, else the oldest. Zero means [DefaultMaxUnauthConns].
 	MaxUnauthConns int
 	// MaxHeaderBytes bounds a request's headers; larger ones are answered
-	// 431. Zero means DefaultHTTPMaxHeaderBytes.
+	// 431. Zero means DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// Logger receives the server's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
 
-// NewHTTPServer returns an *http.Server for handler (such as
-// [Server.HTTPHandler]) with the limits a local API needs against other
+// NewServer returns an *http.Server for handler (such as
+// [NewHandler]) with the limits a local API needs against other
 // local processes, which can open connections without any token:
 //
 //   - keep-alive connections are closed after IdleTimeout;
@@ -76,14 +77,14 @@ type HTTPServerOptions struct {
 //     connections without a token can never use up the process's file
 //     descriptors and lock out the agent socket, and the rest are a
 //     reserve for clients with the token: a new one is always admitted,
-//     and no longer counts once [HTTPAuthenticated] marks its request.
+//     and no longer counts once [Authenticated] marks its request.
 //
-// [Server.HTTPHandler] marks its authorized requests itself; another
-// handler calls [HTTPAuthenticated] once it has checked a request's
+// [NewHandler] marks its authorized requests itself; another
+// handler calls [Authenticated] once it has checked a request's
 // credentials. The server's limits hold for all the listeners it serves
 // together. opts may be nil.
-func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
-	var o HTTPServerOptions
+func NewServer(handler http.Handler, opts *ServerOptions) *http.Server {
+	var o ServerOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -91,29 +92,29 @@ func NewHTTPServer(handler http.Handler, opts *HTTPServerOptions) *http.Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	readHeader := orDefault(o.ReadHeaderTimeout, DefaultHTTPReadHeaderTimeout)
+	readHeader := wire.OrDefault(o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	srv := &http.Server{
 		Handler:           bodyDeadline{handler, readHeader},
-		IdleTimeout:       orDefault(o.IdleTimeout, DefaultHTTPIdleTimeout),
+		IdleTimeout:       wire.OrDefault(o.IdleTimeout, DefaultIdleTimeout),
 		ReadHeaderTimeout: readHeader,
-		MaxHeaderBytes:    orDefault(o.MaxHeaderBytes, DefaultHTTPMaxHeaderBytes),
+		MaxHeaderBytes:    wire.OrDefault(o.MaxHeaderBytes, DefaultMaxHeaderBytes),
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	connguard.New(connguard.Options{
-		MaxUnauth:    orDefault(o.MaxUnauthConns, DefaultMaxUnauthHTTPConns),
-		WriteTimeout: orDefault(o.WriteTimeout, DefaultHTTPWriteTimeout),
+		MaxUnauth:    wire.OrDefault(o.MaxUnauthConns, DefaultMaxUnauthConns),
+		WriteTimeout: wire.OrDefault(o.WriteTimeout, DefaultWriteTimeout),
 		Logger:       log,
 		Name:         "agentproto",
 	}).Install(srv)
 	return srv
 }
 
-// HTTPAuthenticated tells the server made by [NewHTTPServer] that r
+// Authenticated tells the server made by [NewServer] that r
 // carries valid credentials: while r is served, its connection does not
-// count against HTTPServerOptions.MaxUnauthConns. A handler calls it once
+// count against ServerOptions.MaxUnauthConns. A handler calls it once
 // it has checked r's token; it does nothing for requests served by other
 // servers.
-func HTTPAuthenticated(r *http.Request) { connguard.Authenticate(r) }
+func Authenticated(r *http.Request) { connguard.Authenticate(r) }
 
 // bodyDeadline gives a request's body timeout to arrive: a handler that
 // answers without reading it (a refusal) would otherwise make net/http wait

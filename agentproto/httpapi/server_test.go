@@ -1,4 +1,4 @@
-package agentproto_test
+package httpapi_test
 
 import (
 	"errors"
@@ -9,19 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/agentbridge/agentbridge/internal/sockopt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestNewHTTPServerDefaults(t *testing.T) {
-	srv := agentproto.NewHTTPServer(http.NotFoundHandler(), nil)
-	assert.Equal(t, agentproto.DefaultHTTPIdleTimeout, srv.IdleTimeout)
-	assert.Equal(t, agentproto.DefaultHTTPReadHeaderTimeout, srv.ReadHeaderTimeout)
+func TestNewServerDefaults(t *testing.T) {
+	srv := httpapi.NewServer(http.NotFoundHandler(), nil)
+	assert.Equal(t, httpapi.DefaultIdleTimeout, srv.IdleTimeout)
+	assert.Equal(t, httpapi.DefaultReadHeaderTimeout, srv.ReadHeaderTimeout)
 	// Not net/http's 1 MiB: each of the 64 connections still reading
 	// headers could hold that much.
-	assert.Equal(t, agentproto.DefaultHTTPMaxHeaderBytes, srv.MaxHeaderBytes)
+	assert.Equal(t, httpapi.DefaultMaxHeaderBytes, srv.MaxHeaderBytes)
 	assert.NotNil(t, srv.ConnState)
 	assert.NotNil(t, srv.ConnContext)
 	// Not a whole-response WriteTimeout: that would cut event streams
@@ -31,11 +31,11 @@ func TestNewHTTPServerDefaults(t *testing.T) {
 
 // Connections that never send a request are closed oldest first beyond
 // the limit; the newest stay, and a real request is served.
-func TestNewHTTPServerClosesTheOldestIdleConnections(t *testing.T) {
+func TestNewServerClosesTheOldestIdleConnections(t *testing.T) {
 	const limit = 4
-	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httpapi.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
-	}), &agentproto.HTTPServerOptions{MaxUnauthConns: limit})
+	}), &httpapi.ServerOptions{MaxUnauthConns: limit})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)
@@ -116,7 +116,7 @@ var bigBody = make([]byte, 16<<20)
 func bigHandler(authed chan<- struct{}) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer t" {
-			agentproto.HTTPAuthenticated(r)
+			httpapi.Authenticated(r)
 			authed <- struct{}{}
 		}
 		w.Write(bigBody)
@@ -126,8 +126,8 @@ func bigHandler(authed chan<- struct{}) http.Handler {
 // A client that asks and never reads the answer loses its connection once
 // a write has waited WriteTimeout: nothing holds it for ever (issue 21
 // item 1).
-func TestNewHTTPServerWritesHaveADeadline(t *testing.T) {
-	srv := agentproto.NewHTTPServer(bigHandler(nil), &agentproto.HTTPServerOptions{WriteTimeout: 50 * time.Millisecond})
+func TestNewServerWritesHaveADeadline(t *testing.T) {
+	srv := httpapi.NewServer(bigHandler(nil), &httpapi.ServerOptions{WriteTimeout: 50 * time.Millisecond})
 	addr, closed := serveCounting(t, srv)
 	nc := dialNonReading(t, addr, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 1)
 	select {
@@ -142,10 +142,10 @@ func TestNewHTTPServerWritesHaveADeadline(t *testing.T) {
 // MaxUnauthConns like idle ones: beyond it the oldest are closed, while a
 // connection serving an authenticated request is never one of them (issue
 // 21 item 1).
-func TestNewHTTPServerBoundsActiveUnauthenticatedConnections(t *testing.T) {
+func TestNewServerBoundsActiveUnauthenticatedConnections(t *testing.T) {
 	const limit = 4
 	authed := make(chan struct{}, 1)
-	srv := agentproto.NewHTTPServer(bigHandler(authed), &agentproto.HTTPServerOptions{MaxUnauthConns: limit, WriteTimeout: time.Hour})
+	srv := httpapi.NewServer(bigHandler(authed), &httpapi.ServerOptions{MaxUnauthConns: limit, WriteTimeout: time.Hour})
 	addr, closed := serveCounting(t, srv)
 
 	// An agent with the token whose answer is still being written.

@@ -1,4 +1,4 @@
-package agentproto_test
+package httpapi_test
 
 import (
 	"bufio"
@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,8 +26,8 @@ import (
 // host's file descriptors and locked out the agent socket. Such answers
 // are sent at once and close the connection.
 func TestHTTPRefusalsDoNotWaitForTheBody(t *testing.T) {
-	b := newBridge(t, &agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "tok"}})
-	addr := serve(t, agentproto.NewHTTPServer(b.Server.HTTPHandler(nil), nil))
+	b := newBridge(t, &agentprototest.BridgeOptions{Server: bridge.ServerOptions{Token: "tok"}})
+	addr := serve(t, httpapi.NewServer(httpapi.NewHandler(b.Server, nil), nil))
 	for _, tc := range []struct {
 		name, request string
 		status        int
@@ -74,13 +75,13 @@ func TestHTTPRefusalsDoNotWaitForTheBody(t *testing.T) {
 	assert.False(t, resp.Close)
 }
 
-// TestNewHTTPServerBoundsTheBody: NewHTTPServer serves other handlers too
+// TestNewServerBoundsTheBody: NewServer serves other handlers too
 // (the MCP server's), which answered refusals without reading an announced
 // body, so that net/http waited for it with no deadline. The body must
 // arrive within ReadHeaderTimeout; once it has, a long request is not cut.
-func TestNewHTTPServerBoundsTheBody(t *testing.T) {
+func TestNewServerBoundsTheBody(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httpapi.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/refuse" {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
@@ -95,7 +96,7 @@ func TestNewHTTPServerBoundsTheBody(t *testing.T) {
 		case <-r.Context().Done():
 			http.Error(w, "cancelled", http.StatusServiceUnavailable)
 		}
-	}), &agentproto.HTTPServerOptions{ReadHeaderTimeout: timeout})
+	}), &httpapi.ServerOptions{ReadHeaderTimeout: timeout})
 	addr := serve(t, srv)
 	send := func(path, body string) (*http.Response, *bufio.Reader) {
 		nc, err := net.Dial("tcp", addr)
@@ -123,10 +124,10 @@ func TestNewHTTPServerBoundsTheBody(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "a request longer than the timeout, body read, is not cancelled")
 }
 
-// TestNewHTTPServerBoundsTheHeaders: 100 KB of headers are refused with
+// TestNewServerBoundsTheHeaders: 100 KB of headers are refused with
 // 431 (net/http alone accepts 1 MiB).
-func TestNewHTTPServerBoundsTheHeaders(t *testing.T) {
-	srv := agentproto.NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func TestNewServerBoundsTheHeaders(t *testing.T) {
+	srv := httpapi.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
 	}), nil)
 	addr := serve(t, srv)

@@ -1,4 +1,4 @@
-package agentproto_test
+package tools_test
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 )
 
 // The tool catalogue: list the tools for a model, then run the one it
 // chose through any Caller (here a Client of an in-memory bridge).
-func ExampleCallTool() {
+func ExampleCall() {
 	ctx := context.Background()
 	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
@@ -30,18 +31,18 @@ func ExampleCallTool() {
 	}
 	defer c.Close()
 
-	for _, tool := range agentproto.Tools()[:3] {
+	for _, tool := range tools.List()[:3] {
 		fmt.Println(tool.Name)
 	}
 
-	res, err := agentproto.CallTool(ctx, c, "browser_scroll", json.RawMessage(`{"direction":"up"}`), nil)
+	res, err := tools.Call(ctx, c, "browser_scroll", json.RawMessage(`{"direction":"up"}`), nil)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(string(res.Result))
 
-	_, err = agentproto.CallTool(ctx, c, "browser_navigate", json.RawMessage(`{"url":42}`), nil)
-	var bad *agentproto.ToolArgumentsError
+	_, err = tools.Call(ctx, c, "browser_navigate", json.RawMessage(`{"url":42}`), nil)
+	var bad *tools.ArgumentsError
 	fmt.Println(errors.As(err, &bad), bad.Path)
 	// Output:
 	// browser_snapshot

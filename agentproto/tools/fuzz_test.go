@@ -1,4 +1,4 @@
-package agentproto_test
+package tools_test
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 )
 
 // fakeCaller records the commands it is sent and answers each with a
@@ -33,7 +36,7 @@ func (f *fakeCaller) Call(_ context.Context, typ string, payload any, result any
 	return nil
 }
 
-// FuzzCallToolArguments feeds every tool arbitrary arguments: CallTool
+// FuzzCallToolArguments feeds every tool arbitrary arguments: Call
 // must never panic, must send nothing for arguments it refuses, and what
 // it sends must be JSON objects.
 func FuzzCallToolArguments(f *testing.F) {
@@ -43,16 +46,16 @@ func FuzzCallToolArguments(f *testing.F) {
 		`{"goal":"g","timeoutMs":1e300}`, `{"url":"a","url":"b"}`, `{"URL":"a"}`, `[`, `null`, `"x"`,
 		`{"key":"Enter","key":"Tab"}`, "{\"text\":\"\xff\"}",
 	} {
-		for i := range agentproto.Tools() {
+		for i := range tools.List() {
 			f.Add(uint8(i), []byte(seed))
 		}
 	}
-	tools := agentproto.Tools()
+	list := tools.List()
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
-		tool := tools[int(which)%len(tools)]
+		tool := list[int(which)%len(list)]
 		c := &fakeCaller{}
-		res, err := agentproto.CallTool(t.Context(), c, tool.Name, args, nil)
-		var bad *agentproto.ToolArgumentsError
+		res, err := tools.Call(t.Context(), c, tool.Name, args, nil)
+		var bad *tools.ArgumentsError
 		if errors.As(err, &bad) {
 			if len(c.sent) != 0 {
 				t.Fatalf("%s: refused arguments %q but sent %q", tool.Name, args, c.sent)
@@ -72,7 +75,7 @@ func FuzzCallToolArguments(f *testing.F) {
 			}
 			if ms, ok := obj["timeoutMs"]; ok && tool.Name == "weboperator_execute_goal" {
 				var n int64
-				if json.Unmarshal(ms, &n) != nil || n < 1 || n > agentproto.MaxGoalTimeout.Milliseconds() {
+				if json.Unmarshal(ms, &n) != nil || n < 1 || n > tools.MaxGoalTimeout.Milliseconds() {
 					t.Fatalf("%s %q: sent timeoutMs %s", tool.Name, args, ms)
 				}
 			}
@@ -93,12 +96,12 @@ func FuzzHTTPToolCall(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: agentproto.ServerOptions{Token: "tok"}})
+	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Server: bridge.ServerOptions{Token: "tok"}})
 	defer b.Close()
 	if err := b.WaitOnline(context.Background()); err != nil {
 		f.Fatal(err)
 	}
-	h := b.Server.HTTPHandler(nil)
+	h := httpapi.NewHandler(b.Server, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		before := b.Extension.Received()
 		req := httptest.NewRequest("POST", "http://127.0.0.1:8765/v1/tools/call", bytes.NewReader(body))

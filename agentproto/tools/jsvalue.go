@@ -1,4 +1,4 @@
-package agentproto
+package tools
 
 import (
 	"bytes"
@@ -399,7 +399,7 @@ func appendJSNumber(out []byte, f float64) []byte {
 }
 
 // jsStringify is JSON.stringify(JSON.parse(raw), null, 2) within
-// safeprint's limits (see [ToolResult.Text]); raw that cannot be
+// safeprint's limits (see [Result.Text]); raw that cannot be
 // canonicalized is indented as it is.
 func jsStringify(raw json.RawMessage) string {
 	if canon, ok := jsCanonical(raw); ok {

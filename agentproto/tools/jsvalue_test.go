@@ -1,4 +1,4 @@
-package agentproto
+package tools
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package agentproto_test
+package tools_test
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,12 +42,12 @@ func deepResult(depth, size int) []byte {
 func TestToolTextOfADeeplyNestedResult(t *testing.T) {
 	for _, size := range []int{20 << 10, 1 << 20} {
 		result := deepResult(1000, size)
-		var res *agentproto.ToolResult
+		var res *tools.Result
 		var err error
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		res, err = agentproto.CallTool(t.Context(), fixedCaller(result), agentproto.ToolSnapshot, nil, nil)
+		res, err = tools.Call(t.Context(), fixedCaller(result), tools.BrowserSnapshot, nil, nil)
 		runtime.ReadMemStats(&after)
 		require.NoError(t, err)
 		allocated := after.TotalAlloc - before.TotalAlloc
@@ -136,7 +136,7 @@ func TestToolTextsAreTheReferences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := agentproto.CallTool(t.Context(), tt.results, tt.tool, json.RawMessage(tt.args), nil)
+			res, err := tools.Call(t.Context(), tt.results, tt.tool, json.RawMessage(tt.args), nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, res.Text)
 			require.NotNil(t, res.Structured)
@@ -155,29 +155,29 @@ func TestToolStructuredResults(t *testing.T) {
 		"tasks.start": `{"id":"t1"}`, "tasks.wait": `{"status":"done","steps":[{"result":{"extracted":"x"}}]}`,
 	}
 	args := map[string]string{"browser_navigate": `{"url":"u"}`, "browser_type": `{"text":"x"}`, "browser_press": `{"key":"a"}`, "weboperator_execute_goal": `{"goal":"g"}`}
-	for _, tool := range agentproto.Tools() {
+	for _, tool := range tools.List() {
 		c := jsonschema.NewCompiler()
 		require.NoError(t, c.AddResource("out.json", bytes.NewReader(tool.OutputSchema)), tool.Name)
 		schema, err := c.Compile("out.json")
 		require.NoError(t, err, tool.Name)
 		assert.NotEmpty(t, tool.Title, tool.Name)
-		res, err := agentproto.CallTool(t.Context(), results, tool.Name, json.RawMessage(args[tool.Name]), nil)
+		res, err := tools.Call(t.Context(), results, tool.Name, json.RawMessage(args[tool.Name]), nil)
 		require.NoError(t, err, tool.Name)
 		var v any
 		require.NoError(t, json.Unmarshal(res.Structured, &v), tool.Name)
 		assert.NoError(t, schema.Validate(v), "%s: %s", tool.Name, res.Structured)
 	}
-	res, err := agentproto.CallTool(t.Context(), results, "browser_screenshot", nil, nil)
+	res, err := tools.Call(t.Context(), results, "browser_screenshot", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":{"kind":"screenshot","tabId":3},"image":{"mimeType":"image/jpeg","size":4}}`, string(res.Structured), "no image data twice")
 
 	// A result too deep for an MCP message is left out of the structure.
-	deep := strings.Repeat("[", agentproto.MaxStructuredDepth+1) + strings.Repeat("]", agentproto.MaxStructuredDepth+1)
-	res, err = agentproto.CallTool(t.Context(), fixedCaller(deep), "browser_snapshot", nil, nil)
+	deep := strings.Repeat("[", tools.MaxStructuredDepth+1) + strings.Repeat("]", tools.MaxStructuredDepth+1)
+	res, err = tools.Call(t.Context(), fixedCaller(deep), "browser_snapshot", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":null,"omitted":"the result nests deeper than 990 levels: the text has it"}`, string(res.Structured))
-	shallow := strings.Repeat("[", agentproto.MaxStructuredDepth) + strings.Repeat("]", agentproto.MaxStructuredDepth)
-	res, err = agentproto.CallTool(t.Context(), fixedCaller(shallow), "browser_snapshot", nil, nil)
+	shallow := strings.Repeat("[", tools.MaxStructuredDepth) + strings.Repeat("]", tools.MaxStructuredDepth)
+	res, err = tools.Call(t.Context(), fixedCaller(shallow), "browser_snapshot", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"result":`+shallow+`}`, string(res.Structured))
 }

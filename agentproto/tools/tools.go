@@ -1,4 +1,4 @@
-package agentproto
+package tools
 
 import (
 	"bytes"
@@ -14,13 +14,15 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
 // Tool is one agent tool of the reference bridge: a name, a description
 // for the model, and the JSON Schema of its arguments. Every adapter (the
 // HTTP API's /v1/tools, an MCP server, an agent's own tool list) shares
-// the definitions returned by [Tools], and runs them with [CallTool].
+// the definitions returned by [List], and runs them with [Call].
 type Tool struct {
 	// Name is the tool's name, such as "browser_click".
 	Name string
@@ -32,16 +34,16 @@ type Tool struct {
 	// InputSchema is the JSON Schema (type object) of the arguments.
 	InputSchema json.RawMessage
 	// OutputSchema is the JSON Schema (type object) of the tool's
-	// [ToolResult.Structured] (this project's: the reference has none).
+	// [Result.Structured] (this project's: the reference has none).
 	OutputSchema json.RawMessage
 	// Annotations say what the tool may do, as MCP's tool annotations.
-	Annotations ToolAnnotations
+	Annotations Annotations
 }
 
-// ToolAnnotations are hints about a tool's effects, with the meanings of
+// Annotations are hints about a tool's effects, with the meanings of
 // MCP's tool annotations; every field is meant as given (MCP's defaults
 // for a missing hint do not apply).
-type ToolAnnotations struct {
+type Annotations struct {
 	// ReadOnly: the tool does not change the page or the browser.
 	ReadOnly bool
 	// Destructive: the tool may do what cannot be undone (submit a form,
@@ -54,18 +56,18 @@ type ToolAnnotations struct {
 	OpenWorld bool
 }
 
-// Tool names, in the order [Tools] lists them.
+// Tool names, in the order [List] lists them.
 const (
-	ToolSnapshot     = "browser_snapshot"
-	ToolNavigate     = "browser_navigate"
-	ToolClick        = "browser_click"
-	ToolType         = "browser_type"
-	ToolPress        = "browser_press"
-	ToolScroll       = "browser_scroll"
-	ToolScreenshot   = "browser_screenshot"
-	ToolExtract      = "browser_extract"
-	ToolSolveCaptcha = "browser_solve_captcha"
-	ToolExecuteGoal  = "weboperator_execute_goal"
+	BrowserSnapshot     = "browser_snapshot"
+	BrowserNavigate     = "browser_navigate"
+	BrowserClick        = "browser_click"
+	BrowserType         = "browser_type"
+	BrowserPress        = "browser_press"
+	BrowserScroll       = "browser_scroll"
+	BrowserScreenshot   = "browser_screenshot"
+	BrowserExtract      = "browser_extract"
+	BrowserSolveCaptcha = "browser_solve_captcha"
+	ExecuteGoal         = "weboperator_execute_goal"
 )
 
 // TypeSolveCaptcha is the command browser_solve_captcha sends. The
@@ -74,7 +76,7 @@ const (
 const TypeSolveCaptcha = "browser.solve_captcha"
 
 // CaptchaTypes are the captcha types browser_solve_captcha's schema lists,
-// the newer reference's nine. [CallTool] forwards any other string as
+// the newer reference's nine. [Call] forwards any other string as
 // well: the extension decides what it can solve.
 var CaptchaTypes = []string{"cloudflare", "recaptcha", "hcaptcha", "slider", "image", "audio", "press_and_hold", "pow", "auto"}
 
@@ -89,17 +91,17 @@ const (
 	// MaxGoalTimeout caps weboperator_execute_goal's timeoutMs (the
 	// reference has no cap).
 	MaxGoalTimeout = time.Hour
-	// DefaultToolTimeout bounds each command a tool sends when ctx has no
+	// DefaultTimeout bounds each command a tool sends when ctx has no
 	// deadline (the reference's 30 s; browser_navigate gets
-	// [DefaultNavigateToolTimeout]).
-	DefaultToolTimeout = 30 * time.Second
-	// DefaultNavigateToolTimeout bounds browser_navigate when ctx has no
+	// [DefaultNavigateTimeout]).
+	DefaultTimeout = 30 * time.Second
+	// DefaultNavigateTimeout bounds browser_navigate when ctx has no
 	// deadline (the reference's 60 s).
-	DefaultNavigateToolTimeout = 60 * time.Second
-	// MaxToolArgumentsSize is the largest arguments document [CallTool]
+	DefaultNavigateTimeout = 60 * time.Second
+	// MaxArgumentsSize is the largest arguments document [Call]
 	// accepts, in bytes: Chrome's 1 MiB limit on what reaches the
 	// extension.
-	MaxToolArgumentsSize = 1 << 20
+	MaxArgumentsSize = 1 << 20
 	// StopTaskTimeout bounds the tasks.stop that weboperator_execute_goal
 	// sends when its call is cancelled after the task started.
 	StopTaskTimeout = 5 * time.Second
@@ -196,25 +198,25 @@ const (
 // titles, annotations and output schemas.
 var toolExtras = map[string]struct {
 	title  string
-	ann    ToolAnnotations
+	ann    Annotations
 	output string
 }{
-	ToolSnapshot:     {"Snapshot the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
-	ToolNavigate:     {"Navigate to a URL", ToolAnnotations{Idempotent: true, OpenWorld: true}, commandOutputSchema},
-	ToolClick:        {"Click an element", ToolAnnotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
-	ToolType:         {"Type into a field", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
-	ToolPress:        {"Press a key", ToolAnnotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
-	ToolScroll:       {"Scroll the page", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
-	ToolScreenshot:   {"Screenshot the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, screenshotOutputSchema},
-	ToolExtract:      {"Extract from the page", ToolAnnotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
-	ToolSolveCaptcha: {"Solve a captcha", ToolAnnotations{OpenWorld: true}, commandOutputSchema},
-	ToolExecuteGoal:  {"Run a browser goal", ToolAnnotations{Destructive: true, OpenWorld: true}, goalOutputSchema},
+	BrowserSnapshot:     {"Snapshot the page", Annotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
+	BrowserNavigate:     {"Navigate to a URL", Annotations{Idempotent: true, OpenWorld: true}, commandOutputSchema},
+	BrowserClick:        {"Click an element", Annotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
+	BrowserType:         {"Type into a field", Annotations{OpenWorld: true}, commandOutputSchema},
+	BrowserPress:        {"Press a key", Annotations{Destructive: true, OpenWorld: true}, commandOutputSchema},
+	BrowserScroll:       {"Scroll the page", Annotations{OpenWorld: true}, commandOutputSchema},
+	BrowserScreenshot:   {"Screenshot the page", Annotations{ReadOnly: true, OpenWorld: true}, screenshotOutputSchema},
+	BrowserExtract:      {"Extract from the page", Annotations{ReadOnly: true, OpenWorld: true}, commandOutputSchema},
+	BrowserSolveCaptcha: {"Solve a captcha", Annotations{OpenWorld: true}, commandOutputSchema},
+	ExecuteGoal:         {"Run a browser goal", Annotations{Destructive: true, OpenWorld: true}, goalOutputSchema},
 }
 
-// validationSchemas replace a published input schema where [CallTool]
+// validationSchemas replace a published input schema where [Call]
 // accepts more: browser_solve_captcha forwards a type it does not list.
 var validationSchemas = map[string]string{
-	ToolSolveCaptcha: `{"type":"object","properties":{"type":{"type":"string"}},"additionalProperties":false}`,
+	BrowserSolveCaptcha: `{"type":"object","properties":{"type":{"type":"string"}},"additionalProperties":false}`,
 }
 
 // compiledTool is a catalogue entry with its compiled schema.
@@ -231,13 +233,13 @@ var catalogue = sync.OnceValue(func() []compiledTool {
 		InputSchema json.RawMessage `json:"inputSchema"`
 	}
 	if err := strictjson.Unmarshal([]byte(toolDefs), &defs); err != nil {
-		panic("agentproto: tool catalogue: " + err.Error())
+		panic("tools: tool catalogue: " + err.Error())
 	}
 	out := make([]compiledTool, len(defs))
 	for i, d := range defs {
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, d.InputSchema); err != nil {
-			panic("agentproto: tool catalogue: " + err.Error())
+			panic("tools: tool catalogue: " + err.Error())
 		}
 		validation := compact.Bytes()
 		if v, ok := validationSchemas[d.Name]; ok {
@@ -245,7 +247,7 @@ var catalogue = sync.OnceValue(func() []compiledTool {
 		}
 		extra, ok := toolExtras[d.Name]
 		if !ok {
-			panic("agentproto: tool catalogue: no title for " + d.Name)
+			panic("tools: tool catalogue: no title for " + d.Name)
 		}
 		out[i] = compiledTool{
 			Tool: Tool{Name: d.Name, Title: extra.title, Description: d.Description, InputSchema: compact.Bytes(),
@@ -263,14 +265,14 @@ func compileSchema(url string, schema []byte) *jsonschema.Schema {
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = func(string) (io.ReadCloser, error) { return nil, errors.New("no external schemas") }
 	if err := c.AddResource(url, bytes.NewReader(schema)); err != nil {
-		panic("agentproto: tool catalogue: " + err.Error())
+		panic("tools: tool catalogue: " + err.Error())
 	}
 	return c.MustCompile(url)
 }
 
 // Tools returns the tool catalogue in the reference's order: a fresh
 // copy the caller may modify.
-func Tools() []Tool {
+func List() []Tool {
 	cat := catalogue()
 	out := make([]Tool, len(cat))
 	for i, t := range cat {
@@ -291,75 +293,13 @@ func lookupTool(name string) (*compiledTool, bool) {
 	return nil, false
 }
 
-// Caller sends one command of the agent protocol and decodes its result,
-// as [Client.Call] does; *[Client] implements it, and [ExtensionCaller]
-// adapts an [Extension].
-type Caller interface {
-	Call(ctx context.Context, typ string, payload any, result any) error
-}
-
-// ExtensionCaller returns a [Caller] that sends commands straight to ext,
-// without a socket: what the HTTP API uses, and what a program that embeds
-// a [Host] can use. Commands time out when ctx ends, or after
-// [DefaultTimeout] when ctx has no deadline; errors are the extension's
-// (a *[RemoteError] for the protocol's errors, so errors.Is works; a nil
-// ext is never online). The caller never takes over ext's events.
-func ExtensionCaller(ext Extension) Caller {
-	return serverCaller{NewServer(&ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
-}
-
-// eventless hides an [Extension]'s [EventSource], so that a [Server] made only to
-// forward calls does not take its events from the real server; it keeps
-// [Host]'s forgetting of timed-out calls.
-type eventless struct{ ext Extension }
-
-func (e eventless) Online() bool    { return e.ext != nil && e.ext.Online() }
-func (e eventless) Forward(c *Call) { e.ext.Forward(c) }
-func (e eventless) forget(c *Call) {
-	if f, ok := e.ext.(forgetter); ok {
-		f.forget(c)
-	}
-}
-
-// serverCaller forwards commands through a server's extension, as the
-// HTTP API does: no token, the server's in-flight accounting and closing.
-type serverCaller struct{ srv *Server }
-
-func (c serverCaller) Call(ctx context.Context, typ string, payload any, result any) error {
-	raw, err := encodePayload(payload)
-	if err != nil {
-		return err
-	}
-	if len(raw) == 0 || raw[skipJSONSpace(raw)] != '{' {
-		raw = emptyObject // as the socket server does
-	}
-	var timeout time.Duration
-	if deadline, ok := ctx.Deadline(); ok {
-		timeout = time.Until(deadline)
-		if timeout < time.Millisecond {
-			return ctxError(ctx, context.DeadlineExceeded)
-		}
-	}
-	res, err := c.srv.call(ctx, typ, raw, timeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctxError(ctx, err)
-		}
-		return err
-	}
-	if res == nil {
-		res = nullResult
-	}
-	return decodeResult(res, nil, result)
-}
-
-// ErrUnknownTool is matched (errors.Is) by [CallTool]'s error for a name
+// ErrUnknown is matched (errors.Is) by [Call]'s error for a name
 // that is not in the catalogue; the error's message names the tool.
-var ErrUnknownTool = errors.New("agentproto: unknown tool")
+var ErrUnknown = errors.New("tools: unknown tool")
 
-// ToolArgumentsError reports arguments that do not match the tool's
+// ArgumentsError reports arguments that do not match the tool's
 // schema. Nothing was sent to the extension.
-type ToolArgumentsError struct {
+type ArgumentsError struct {
 	// Tool is the tool's name.
 	Tool string
 	// Path is the JSON Pointer of the offending value in the arguments
@@ -369,25 +309,25 @@ type ToolArgumentsError struct {
 	Message string
 }
 
-func (e *ToolArgumentsError) Error() string {
+func (e *ArgumentsError) Error() string {
 	path := e.Path
 	if path == "" {
 		path = "/"
 	}
-	return "agentproto: invalid arguments for " + e.Tool + " at " + path + ": " + e.Message
+	return "tools: invalid arguments for " + e.Tool + " at " + path + ": " + e.Message
 }
 
-// CallToolOptions configures [CallTool]. Nil means defaults.
-type CallToolOptions struct {
+// CallOptions configures [Call]. Nil means defaults.
+type CallOptions struct {
 	// Progress, if set, is called during weboperator_execute_goal, from
-	// [CallTool]'s goroutine: once when the task started (Done 0), then
+	// [Call]'s goroutine: once when the task started (Done 0), then
 	// once per step the task finished, when c also carries the
-	// extension's events ([EventCaller]).
-	Progress func(ToolProgress)
+	// extension's events ([agentproto.EventCaller]).
+	Progress func(Progress)
 }
 
-// ToolProgress is one progress report of a long tool.
-type ToolProgress struct {
+// Progress is one progress report of a long tool.
+type Progress struct {
 	// Done counts what is finished (a task's steps); it grows with each
 	// report.
 	Done int
@@ -398,17 +338,8 @@ type ToolProgress struct {
 	Message string
 }
 
-// EventCaller is a [Caller] whose connection also carries the extension's
-// events, such as *[Client]: [CallTool] follows a goal's steps through it
-// for [CallToolOptions].Progress. Subscribe may return nil when there is
-// no connection.
-type EventCaller interface {
-	Caller
-	Subscribe(opts *SubscribeOptions) *Subscription
-}
-
-// ToolResult is the outcome of a tool.
-type ToolResult struct {
+// Result is the outcome of a tool.
+type Result struct {
 	// Result is the command's result as the extension sent it; for
 	// weboperator_execute_goal, the finished task's [GoalSummary].
 	Result json.RawMessage
@@ -456,7 +387,7 @@ type GoalSummary struct {
 	// OK reports whether the task is done.
 	OK bool `json:"ok"`
 	// Status is the task's status when the wait ended.
-	Status TaskStatus `json:"status"`
+	Status agentproto.TaskStatus `json:"status"`
 	// Goal is the task's goal.
 	Goal string `json:"goal,omitempty"`
 	// Answer is the answer of the task's done step, else the note of an
@@ -476,15 +407,15 @@ type GoalSummary struct {
 	TaskID string `json:"taskId,omitempty"`
 }
 
-// CallTool runs the tool name with args (a JSON object; nil or empty
+// Call runs the tool name with args (a JSON object; nil or empty
 // means {}) through c, as the reference's tool layer does.
 //
 // args are checked before anything is sent: strict JSON (no duplicate or
-// case-variant keys), at most [MaxToolArgumentsSize] bytes, valid against
-// the tool's schema; a failure is a *[ToolArgumentsError]. An unknown name
-// is an error matching [ErrUnknownTool]. Errors from the bridge or the
-// extension are returned as they are (*[RemoteError], errors matching
-// [ErrTimeout], [ErrClosed], …).
+// case-variant keys), at most [MaxArgumentsSize] bytes, valid against
+// the tool's schema; a failure is a *[ArgumentsError]. An unknown name
+// is an error matching [ErrUnknown]. Errors from the bridge or the
+// extension are returned as they are (*[agentproto.RemoteError], errors matching
+// [agentproto.ErrTimeout], [agentproto.ErrClosed], …).
 //
 // Arguments map to commands as in the reference: browser_scroll defaults
 // to down by [DefaultScrollAmount] pixels (sent as both amount and
@@ -492,41 +423,41 @@ type GoalSummary struct {
 // for "auto"; weboperator_execute_goal sends tasks.start, then tasks.wait
 // for the task's timeoutMs (default [DefaultGoalTimeout]) and returns a
 // [GoalSummary] of the task. When ctx has no deadline each command is
-// bounded by [DefaultToolTimeout] ([DefaultNavigateToolTimeout] for
+// bounded by [DefaultTimeout] ([DefaultNavigateTimeout] for
 // browser_navigate; the wait by its timeoutMs plus 10 s).
-func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, opts *CallToolOptions) (*ToolResult, error) {
+func Call(ctx context.Context, c agentproto.Caller, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	tool, ok := lookupTool(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w: %q", ErrUnknown, name)
 	}
 	a, err := tool.validate(args)
 	if err != nil {
 		return nil, err
 	}
-	var progress func(ToolProgress)
+	var progress func(Progress)
 	if opts != nil {
 		progress = opts.Progress
 	}
 	typ, payload := "", map[string]json.RawMessage{}
 	switch name {
-	case ToolSnapshot:
-		typ = TypeSnapshot
-	case ToolScreenshot:
-		typ = TypeScreenshot
-	case ToolNavigate:
-		typ = TypeNavigate
+	case BrowserSnapshot:
+		typ = agentproto.TypeSnapshot
+	case BrowserScreenshot:
+		typ = agentproto.TypeScreenshot
+	case BrowserNavigate:
+		typ = agentproto.TypeNavigate
 		copyArgs(payload, a, "url")
-	case ToolClick:
-		typ = TypeClick
+	case BrowserClick:
+		typ = agentproto.TypeClick
 		copyArgs(payload, a, "index", "selector")
-	case ToolType:
-		typ = TypeType
+	case BrowserType:
+		typ = agentproto.TypeType
 		copyArgs(payload, a, "index", "selector", "text", "clear")
-	case ToolPress:
-		typ = TypePress
+	case BrowserPress:
+		typ = agentproto.TypePress
 		copyArgs(payload, a, "key")
-	case ToolScroll:
-		typ = TypeScroll
+	case BrowserScroll:
+		typ = agentproto.TypeScroll
 		payload["direction"] = json.RawMessage(`"down"`)
 		copyArgs(payload, a, "direction")
 		amount := json.RawMessage(strconv.Itoa(DefaultScrollAmount))
@@ -534,20 +465,20 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 			amount = n
 		}
 		payload["amount"], payload["amountPx"] = amount, amount
-	case ToolExtract:
-		typ = TypeExtract
+	case BrowserExtract:
+		typ = agentproto.TypeExtract
 		copyArgs(payload, a, "instruction", "selector")
-	case ToolSolveCaptcha:
+	case BrowserSolveCaptcha:
 		typ = TypeSolveCaptcha
 		if t, ok := a["type"]; ok && string(t) != `"auto"` {
 			payload["type"] = t
 		}
-	case ToolExecuteGoal:
+	case ExecuteGoal:
 		return executeGoal(ctx, c, a, progress)
 	}
-	timeout := DefaultToolTimeout
-	if typ == TypeNavigate {
-		timeout = DefaultNavigateToolTimeout
+	timeout := DefaultTimeout
+	if typ == agentproto.TypeNavigate {
+		timeout = DefaultNavigateTimeout
 	}
 	var res json.RawMessage
 	if err := callWithin(ctx, c, timeout, typ, orderedObject(payload), &res); err != nil {
@@ -562,17 +493,17 @@ func commandText(name string, a map[string]json.RawMessage, res json.RawMessage)
 	r := jsValue(res)
 	status := func() string { return r.get("status").or(jsString("ok")).String() }
 	switch name {
-	case ToolNavigate:
+	case BrowserNavigate:
 		return "Navigated to " + jsValue(a["url"]).String() + ". Current title: " + r.get("title").or(jsString("")).String()
-	case ToolClick:
+	case BrowserClick:
 		return "Clicked element. " + status()
-	case ToolType:
+	case BrowserType:
 		return `Typed into element: "` + jsValue(a["text"]).String() + `". ` + status()
-	case ToolPress:
+	case BrowserPress:
 		return `Pressed key "` + jsValue(a["key"]).String() + `". ` + status()
-	case ToolScroll:
+	case BrowserScroll:
 		return "Scrolled " + jsValue(a["direction"]).or(jsString("down")).String() + ". " + status()
-	case ToolExtract, ToolSolveCaptcha:
+	case BrowserExtract, BrowserSolveCaptcha:
 		if s, ok := r.isString(); ok {
 			return s
 		}
@@ -581,7 +512,7 @@ func commandText(name string, a map[string]json.RawMessage, res json.RawMessage)
 }
 
 // callWithin makes one call, bounded by timeout when ctx has no deadline.
-func callWithin(ctx context.Context, c Caller, timeout time.Duration, typ string, payload json.RawMessage, result *json.RawMessage) error {
+func callWithin(ctx context.Context, c agentproto.Caller, timeout time.Duration, typ string, payload json.RawMessage, result *json.RawMessage) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -599,13 +530,13 @@ func callWithin(ctx context.Context, c Caller, timeout time.Duration, typ string
 // validate checks args against the tool's schema and returns its members.
 func (t *compiledTool) validate(args json.RawMessage) (map[string]json.RawMessage, error) {
 	bad := func(path, msg string) error {
-		return &ToolArgumentsError{Tool: t.Name, Path: path, Message: msg}
+		return &ArgumentsError{Tool: t.Name, Path: path, Message: msg}
 	}
-	if len(args) > MaxToolArgumentsSize {
-		return nil, bad("", "arguments exceed "+strconv.Itoa(MaxToolArgumentsSize)+" bytes")
+	if len(args) > MaxArgumentsSize {
+		return nil, bad("", "arguments exceed "+strconv.Itoa(MaxArgumentsSize)+" bytes")
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
-		args = emptyObject
+		args = wire.EmptyObject
 	}
 	if err := strictjson.Check(args); err != nil {
 		var ke *strictjson.KeyError
@@ -666,22 +597,22 @@ func numberValue(raw json.RawMessage) float64 {
 func orderedObject(members map[string]json.RawMessage) json.RawMessage {
 	b, err := json.Marshal(members)
 	if err != nil { // the values were validated as JSON
-		return json.RawMessage(emptyObject)
+		return json.RawMessage(wire.EmptyObject)
 	}
 	return b
 }
 
 // newToolResult builds the result of tool name, called with the arguments
 // a, from the command's raw result.
-func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessage) *ToolResult {
+func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessage) *Result {
 	if img := resultImage(res); img != nil {
-		return &ToolResult{Result: res, Image: img, Structured: screenshotStructured(res, img),
+		return &Result{Result: res, Image: img, Structured: screenshotStructured(res, img),
 			Text: "Screenshot (" + img.MIMEType + ", " + strconv.Itoa(len(img.Data)) + " bytes)"}
 	}
-	return &ToolResult{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
+	return &Result{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
 }
 
-// MaxStructuredDepth is the deepest result [ToolResult.Structured]
+// MaxStructuredDepth is the deepest result [Result.Structured]
 // carries: the go-sdk (as encoding/json) refuses JSON-RPC messages nested
 // deeper than 1,000 levels, and the message holds the result 4 levels down.
 // A deeper result is {"result": null, "omitted": "…"}; Text has it.
@@ -743,7 +674,7 @@ func screenshotStructured(res json.RawMessage, img *Image) json.RawMessage {
 // extensions send) or dataUri or screenshot (what the reference's MCP
 // server looks for), or returns nil.
 func resultImage(res json.RawMessage) *Image {
-	if len(res) == 0 || res[skipJSONSpace(res)] != '{' {
+	if len(res) == 0 || res[wire.SkipSpace(res)] != '{' {
 		return nil
 	}
 	// Most results carry no image: do not decode a large snapshot twice.
@@ -768,7 +699,7 @@ func resultImage(res json.RawMessage) *Image {
 	if u == nil {
 		return nil
 	}
-	shot, err := DecodeDataURL(*u)
+	shot, err := agentproto.DecodeDataURL(*u)
 	if err != nil || !strings.HasPrefix(shot.MIMEType, "image/") {
 		return nil
 	}
@@ -778,9 +709,9 @@ func resultImage(res json.RawMessage) *Image {
 // executeGoal runs weboperator_execute_goal: tasks.start, tasks.wait, and
 // the reference's summary of the task. A call cancelled once the task
 // started stops it (tasks.stop).
-func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, progress func(ToolProgress)) (*ToolResult, error) {
+func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.RawMessage, progress func(Progress)) (*Result, error) {
 	if progress == nil {
-		progress = func(ToolProgress) {}
+		progress = func(Progress) {}
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
@@ -797,7 +728,7 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 		defer cancel()
 	}
 	var started json.RawMessage
-	if err := callWithin(startCtx, c, DefaultToolTimeout, TypeTasksStart, start, &started); err != nil {
+	if err := callWithin(startCtx, c, DefaultTimeout, agentproto.TypeTasksStart, start, &started); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -814,7 +745,7 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 		stopTask(ctx, c, id)
 		return nil, ctx.Err()
 	}
-	progress(ToolProgress{Message: "Task " + id.String() + " started; waiting up to " + wait.String() + " for it to finish"})
+	progress(Progress{Message: "Task " + id.String() + " started; waiting up to " + wait.String() + " for it to finish"})
 	waitPayload := orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id), "timeoutMs": waitMs})
 	steps := &stepCounter{task: idText, seen: map[string]bool{}}
 	final, err := waitTask(ctx, c, wait+goalWaitMargin, waitPayload, steps, progress)
@@ -833,30 +764,30 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 	if n, _ := task.get("steps").items(); len(n) > steps.done {
 		// Steps the events did not show (none without an EventCaller):
 		// the last report counts them all.
-		progress(ToolProgress{Done: len(n), Total: len(n), Message: "Task " + id.String() + " is " + task.get("status").String()})
+		progress(Progress{Done: len(n), Total: len(n), Message: "Task " + id.String() + " is " + task.get("status").String()})
 	}
 	return res, nil
 }
 
 // stopTask sends tasks.stop for the task id of a call whose ctx ended,
 // within [StopTaskTimeout]; its outcome changes nothing for the caller.
-func stopTask(ctx context.Context, c Caller, id jsValue) {
+func stopTask(ctx context.Context, c agentproto.Caller, id jsValue) {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTaskTimeout)
 	defer cancel()
 	var res json.RawMessage
-	_ = c.Call(stopCtx, TypeTasksStop, orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id)}), &res)
+	_ = c.Call(stopCtx, agentproto.TypeTasksStop, orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id)}), &res)
 }
 
 // waitTask sends tasks.wait and, when c carries events, reports each step
 // of the task that finishes meanwhile.
-func waitTask(ctx context.Context, c Caller, timeout time.Duration, payload json.RawMessage, steps *stepCounter, progress func(ToolProgress)) (json.RawMessage, error) {
-	var sub *Subscription
-	if ec, ok := c.(EventCaller); ok && steps.task != "" {
+func waitTask(ctx context.Context, c agentproto.Caller, timeout time.Duration, payload json.RawMessage, steps *stepCounter, progress func(Progress)) (json.RawMessage, error) {
+	var sub *agentproto.Subscription
+	if ec, ok := c.(agentproto.EventCaller); ok && steps.task != "" {
 		sub = ec.Subscribe(nil)
 	}
 	if sub == nil {
 		var final json.RawMessage
-		err := callWithin(ctx, c, timeout, TypeTasksWait, payload, &final)
+		err := callWithin(ctx, c, timeout, agentproto.TypeTasksWait, payload, &final)
 		return final, err
 	}
 	defer sub.Close()
@@ -867,7 +798,7 @@ func waitTask(ctx context.Context, c Caller, timeout time.Duration, payload json
 	waited := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.err = callWithin(ctx, c, timeout, TypeTasksWait, payload, &o.final)
+		o.err = callWithin(ctx, c, timeout, agentproto.TypeTasksWait, payload, &o.final)
 		waited <- o
 	}()
 	events := sub.Events()
@@ -909,27 +840,27 @@ type stepCounter struct {
 	total int
 }
 
-func (s *stepCounter) observe(e Event) (ToolProgress, bool) {
+func (s *stepCounter) observe(e agentproto.Event) (Progress, bool) {
 	if e.TaskID() != s.task {
-		return ToolProgress{}, false
+		return Progress{}, false
 	}
 	v, err := e.Decode()
 	if err != nil {
-		return ToolProgress{}, false
+		return Progress{}, false
 	}
 	switch ev := v.(type) {
-	case *TaskUpdateEvent:
+	case *agentproto.TaskUpdateEvent:
 		var plan struct {
 			Steps []json.RawMessage `json:"steps"`
 		}
 		if json.Unmarshal(ev.Task.Plan, &plan) == nil {
 			s.total = max(s.total, len(plan.Steps))
 		}
-	case *TaskStepEvent:
+	case *agentproto.TaskStepEvent:
 		st := ev.Step.Status
 		key := ev.Step.ID + "#" + strconv.Itoa(ev.Step.Index)
-		if (st != StepOK && st != StepFail && st != StepSkipped) || s.seen[key] {
-			return ToolProgress{}, false
+		if (st != agentproto.StepOK && st != agentproto.StepFail && st != agentproto.StepSkipped) || s.seen[key] {
+			return Progress{}, false
 		}
 		s.seen[key] = true
 		s.done++
@@ -941,31 +872,23 @@ func (s *stepCounter) observe(e Event) (ToolProgress, bool) {
 		if total < s.done {
 			total = 0 // the plan is shorter than the steps taken: unknown
 		}
-		return ToolProgress{Done: s.done, Total: total, Message: "Step " + strconv.Itoa(s.done) + " (" + what + "): " + string(st)}, true
+		return Progress{Done: s.done, Total: total, Message: "Step " + strconv.Itoa(s.done) + " (" + what + "): " + string(st)}, true
 	}
-	return ToolProgress{}, false
+	return Progress{}, false
 }
 
-// clampMillis converts a positive number of milliseconds to a duration of
-// at most limit (comparing before converting: a float beyond int64 does
-// not convert to a sensible duration).
-func clampMillis(ms float64, limit time.Duration) time.Duration {
-	if ms >= float64(limit/time.Millisecond) {
-		return limit
-	}
-	return max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond)
-}
+func clampMillis(ms float64, limit time.Duration) time.Duration { return wire.ClampMillis(ms, limit) }
 
 // goalResult is weboperator_execute_goal's result for task, the value of
 // tasks.wait (or tasks.start) as the reference reads it.
-func goalResult(task jsValue, id string) *ToolResult {
+func goalResult(task jsValue, id string) *Result {
 	summary, text := summarizeTask(task)
 	summary.TaskID = id
 	res, err := json.Marshal(summary)
 	if err != nil { // a GoalSummary always marshals
 		res = []byte(`{}`)
 	}
-	return &ToolResult{Result: res, Text: text, Structured: res}
+	return &Result{Result: res, Text: text, Structured: res}
 }
 
 // summarizeTask is the reference's formatTaskResultForAgent: the summary
@@ -975,7 +898,7 @@ func goalResult(task jsValue, id string) *ToolResult {
 func summarizeTask(task jsValue) (*GoalSummary, string) {
 	if !task.truthy() {
 		const notFound = "Task not found or timed out"
-		return &GoalSummary{Status: StatusFailed, Error: notFound},
+		return &GoalSummary{Status: agentproto.StatusFailed, Error: notFound},
 			jsStringify(json.RawMessage(`{"ok":false,"status":"failed","error":"` + notFound + `"}`))
 	}
 	t := task.object() // each object decoded once: a task may be large
@@ -1041,7 +964,7 @@ func summarizeTask(task jsValue) (*GoalSummary, string) {
 		answer = jsString("")
 	}
 
-	summary := &GoalSummary{OK: status == "done", Status: TaskStatus(status), Answer: answer.String(), StepCount: len(steps)}
+	summary := &GoalSummary{OK: status == "done", Status: agentproto.TaskStatus(status), Answer: answer.String(), StepCount: len(steps)}
 	summary.Goal, _ = t.get("goal").isString()
 	summary.Error, _ = t.get("error").isString()
 	summary.ModelUsed, _ = t.get("modelUsed").isString()

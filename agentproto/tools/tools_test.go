@@ -1,4 +1,4 @@
-package agentproto_test
+package tools_test
 
 import (
 	"context"
@@ -6,20 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestToolsCatalogue(t *testing.T) {
-	tools := agentproto.Tools()
+	list := tools.List()
 	var names []string
-	for _, tool := range tools {
+	for _, tool := range list {
 		names = append(names, tool.Name)
 		assert.NotEmpty(t, tool.Description, tool.Name)
 		var schema struct {
@@ -39,33 +40,11 @@ func TestToolsCatalogue(t *testing.T) {
 	}, names)
 
 	// A fresh copy: changing it changes nothing for the next caller.
-	tools[0].Name = "changed"
-	tools[1].InputSchema[0] = 'X'
-	again := agentproto.Tools()
+	list[0].Name = "changed"
+	list[1].InputSchema[0] = 'X'
+	again := tools.List()
 	assert.Equal(t, "browser_snapshot", again[0].Name)
 	assert.True(t, json.Valid(again[1].InputSchema))
-}
-
-// recordingBridge starts a bridge whose extension records each request and
-// answers with reply (or {"ok":true}).
-func recordingBridge(t *testing.T, reply func(r *agentprototest.Request) (any, error)) (*agentprototest.Bridge, func() []agentprototest.Request) {
-	var mu sync.Mutex
-	var got []agentprototest.Request
-	b := newBridge(t, &agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.HandlerFunc(
-		func(_ context.Context, r *agentprototest.Request) (any, error) {
-			mu.Lock()
-			got = append(got, agentprototest.Request{Type: r.Type, Payload: append(json.RawMessage(nil), r.Payload...)})
-			mu.Unlock()
-			if reply != nil {
-				return reply(r)
-			}
-			return map[string]bool{"ok": true}, nil
-		})}})
-	return b, func() []agentprototest.Request {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]agentprototest.Request(nil), got...)
-	}
 }
 
 // callers returns both kinds of Caller for a bridge: a socket Client and
@@ -74,7 +53,7 @@ func callers(t *testing.T, b *agentprototest.Bridge) map[string]agentproto.Calle
 	c, err := b.Dial(t.Context(), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	return map[string]agentproto.Caller{"client": c, "extension": agentproto.ExtensionCaller(b.Host)}
+	return map[string]agentproto.Caller{"client": c, "extension": bridge.ExtensionCaller(b.Host)}
 }
 
 func TestCallToolMapping(t *testing.T) {
@@ -108,7 +87,7 @@ func TestCallToolMapping(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(kind+"/"+tt.tool+tt.args, func(t *testing.T) {
 				before := len(requests())
-				res, err := agentproto.CallTool(t.Context(), c, tt.tool, json.RawMessage(tt.args), nil)
+				res, err := tools.Call(t.Context(), c, tt.tool, json.RawMessage(tt.args), nil)
 				require.NoError(t, err)
 				got := requests()
 				require.Len(t, got, before+1)
@@ -138,15 +117,15 @@ func TestCallToolRefusesBadArguments(t *testing.T) {
 		{"not JSON", "browser_snapshot", `{"a":`, "", "not valid JSON"},
 		{"duplicate key", "browser_navigate", `{"url":"a","url":"b"}`, "", "duplicate key"},
 		{"case-variant key", "browser_navigate", `{"url":"a","URL":"b"}`, "", "differs only in case"},
-		{"too large", "browser_type", `{"text":"` + strings.Repeat("x", agentproto.MaxToolArgumentsSize) + `"}`, "", "arguments exceed 1048576 bytes"},
+		{"too large", "browser_type", `{"text":"` + strings.Repeat("x", tools.MaxArgumentsSize) + `"}`, "", "arguments exceed 1048576 bytes"},
 		{"goal needs a goal", "weboperator_execute_goal", `{"timeoutMs":10}`, "", "missing properties: 'goal'"},
 	}
 	b, requests := recordingBridge(t, nil)
 	for kind, c := range callers(t, b) {
 		for _, tt := range tests {
 			t.Run(kind+"/"+tt.name, func(t *testing.T) {
-				_, err := agentproto.CallTool(t.Context(), c, tt.tool, json.RawMessage(tt.args), nil)
-				var ae *agentproto.ToolArgumentsError
+				_, err := tools.Call(t.Context(), c, tt.tool, json.RawMessage(tt.args), nil)
+				var ae *tools.ArgumentsError
 				require.ErrorAs(t, err, &ae)
 				assert.Equal(t, tt.tool, ae.Tool)
 				assert.Equal(t, tt.wantPath, ae.Path)
@@ -161,8 +140,8 @@ func TestCallToolRefusesBadArguments(t *testing.T) {
 func TestCallToolUnknown(t *testing.T) {
 	b, requests := recordingBridge(t, nil)
 	for kind, c := range callers(t, b) {
-		_, err := agentproto.CallTool(t.Context(), c, "browser_teleport", nil, nil)
-		require.ErrorIs(t, err, agentproto.ErrUnknownTool, kind)
+		_, err := tools.Call(t.Context(), c, "browser_teleport", nil, nil)
+		require.ErrorIs(t, err, tools.ErrUnknown, kind)
 		assert.Contains(t, err.Error(), `"browser_teleport"`, kind)
 	}
 	assert.Empty(t, requests())
@@ -188,7 +167,7 @@ func TestCallToolScreenshot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b, _ := recordingBridge(t, func(*agentprototest.Request) (any, error) { return tt.result, nil })
 			for kind, c := range callers(t, b) {
-				res, err := agentproto.CallTool(t.Context(), c, "browser_screenshot", nil, nil)
+				res, err := tools.Call(t.Context(), c, "browser_screenshot", nil, nil)
 				require.NoError(t, err, kind)
 				want, _ := json.Marshal(tt.result)
 				assert.JSONEq(t, string(want), string(res.Result), kind)
@@ -213,7 +192,7 @@ func TestCallToolReturnsBridgeErrors(t *testing.T) {
 			return nil, errorString(agentproto.MsgUnknownRequestPrefix + r.Type)
 		})
 		for kind, c := range callers(t, b) {
-			_, err := agentproto.CallTool(t.Context(), c, "browser_solve_captcha", nil, nil)
+			_, err := tools.Call(t.Context(), c, "browser_solve_captcha", nil, nil)
 			var re *agentproto.RemoteError
 			require.ErrorAs(t, err, &re, kind)
 			assert.Equal(t, "Unknown bridge request: browser.solve_captcha", re.Message, kind)
@@ -224,19 +203,19 @@ func TestCallToolReturnsBridgeErrors(t *testing.T) {
 		b := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{NoHello: true}})
 		t.Cleanup(func() { b.Close() })
 		for kind, c := range callers(t, b) {
-			_, err := agentproto.CallTool(t.Context(), c, "browser_snapshot", nil, nil)
+			_, err := tools.Call(t.Context(), c, "browser_snapshot", nil, nil)
 			assert.ErrorIs(t, err, agentproto.ErrExtensionOffline, kind)
 		}
 	})
 	t.Run("no extension", func(t *testing.T) {
-		_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(nil), "browser_snapshot", nil, nil)
+		_, err := tools.Call(t.Context(), bridge.ExtensionCaller(nil), "browser_snapshot", nil, nil)
 		assert.ErrorIs(t, err, agentproto.ErrExtensionOffline)
 	})
 	t.Run("context deadline", func(t *testing.T) {
 		b := newBridge(t, &agentprototest.BridgeOptions{Manual: true})
 		for kind, c := range callers(t, b) {
 			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-			_, err := agentproto.CallTool(ctx, c, "browser_snapshot", nil, nil)
+			_, err := tools.Call(ctx, c, "browser_snapshot", nil, nil)
 			cancel()
 			assert.ErrorIs(t, err, agentproto.ErrTimeout, kind)
 		}
@@ -250,7 +229,7 @@ func TestExtensionCallerLeavesEventsToTheServer(t *testing.T) {
 	defer c.Close()
 	sub := c.Subscribe(nil)
 	defer sub.Close()
-	_ = agentproto.ExtensionCaller(b.Host)
+	_ = bridge.ExtensionCaller(b.Host)
 	_, err = c.Health(t.Context()) // the server has this client now
 	require.NoError(t, err)
 	require.NoError(t, b.Extension.Emit(json.RawMessage(`{"kind":"task:update","task":{"id":"t1"}}`)))
@@ -278,8 +257,8 @@ func TestCallToolExecuteGoal(t *testing.T) {
 	for kind, c := range callers(t, b) {
 		before := len(requests())
 		var progress []string
-		res, err := agentproto.CallTool(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"find the price","timeoutMs":5000}`),
-			&agentproto.CallToolOptions{Progress: func(p agentproto.ToolProgress) { progress = append(progress, p.Message) }})
+		res, err := tools.Call(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"find the price","timeoutMs":5000}`),
+			&tools.CallOptions{Progress: func(p tools.Progress) { progress = append(progress, p.Message) }})
 		require.NoError(t, err, kind)
 		got := requests()[before:]
 		require.Len(t, got, 2, kind)
@@ -323,7 +302,7 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 				}
 				return json.RawMessage(tt.task), nil
 			})
-			res, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+			res, err := tools.Call(t.Context(), bridge.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(res.Result))
 		})
@@ -332,7 +311,7 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 		b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
 			return json.RawMessage(`{"queued":true}`), nil
 		})
-		res, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+		res, err := tools.Call(t.Context(), bridge.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"ok":false,"status":"","answer":"","stepCount":0}`, string(res.Result))
 		assert.Equal(t, "{\n  \"ok\": false,\n  \"answer\": \"\",\n  \"stepCount\": 0\n}", res.Text)
@@ -348,14 +327,14 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 			b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
 				return json.RawMessage(`{"queued":true}`), nil
 			})
-			_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(args), nil)
+			_, err := tools.Call(t.Context(), bridge.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(args), nil)
 			require.NoError(t, err)
 			assert.JSONEq(t, want, string(requests()[0].Payload), args)
 		}
 	})
 	t.Run("a failed start is the error", func(t *testing.T) {
 		b, _ := recordingBridge(t, func(*agentprototest.Request) (any, error) { return nil, errorString("No LLM configured") })
-		_, err := agentproto.CallTool(t.Context(), agentproto.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+		_, err := tools.Call(t.Context(), bridge.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
 		var re *agentproto.RemoteError
 		require.True(t, errors.As(err, &re))
 		assert.Equal(t, "No LLM configured", re.Message)
@@ -393,7 +372,7 @@ func TestCallToolGoalCancelled(t *testing.T) {
 			c, err := b.Dial(t.Context(), nil)
 			require.NoError(t, err)
 			defer c.Close()
-			_, err = agentproto.CallTool(ctx, c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
+			_, err = tools.Call(ctx, c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g"}`), nil)
 			require.ErrorIs(t, err, context.Canceled)
 			got := requests()
 			require.NotEmpty(t, got)
@@ -431,11 +410,11 @@ func TestCallToolGoalProgressPerStep(t *testing.T) {
 	c, err := b.Dial(t.Context(), nil)
 	require.NoError(t, err)
 	defer c.Close()
-	var got []agentproto.ToolProgress
-	_, err = agentproto.CallTool(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g","timeoutMs":5000}`),
-		&agentproto.CallToolOptions{Progress: func(p agentproto.ToolProgress) { got = append(got, p) }})
+	var got []tools.Progress
+	_, err = tools.Call(t.Context(), c, "weboperator_execute_goal", json.RawMessage(`{"goal":"g","timeoutMs":5000}`),
+		&tools.CallOptions{Progress: func(p tools.Progress) { got = append(got, p) }})
 	require.NoError(t, err)
-	assert.Equal(t, []agentproto.ToolProgress{
+	assert.Equal(t, []tools.Progress{
 		{Message: "Task t1 started; waiting up to 5s for it to finish"},
 		{Done: 1, Total: 3, Message: "Step 1 (navigate): ok"},
 		{Done: 2, Total: 3, Message: "Step 2 (click): fail"},

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package agentproto_test
+package bridge_test
 
 import (
 	"context"

@@ -1,0 +1,12 @@
+package agentproto_test
+
+import "github.com/agentbridge/agentbridge/agentproto/internal/testbridge"
+
+// The bridges the tests start, shared with the other packages' tests.
+var (
+	newBridge       = testbridge.New
+	strictBridge    = testbridge.Strict
+	recordingBridge = testbridge.Recording
+)
+
+type errorString = testbridge.ErrorString
