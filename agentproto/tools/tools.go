@@ -270,7 +270,7 @@ func compileSchema(url string, schema []byte) *jsonschema.Schema {
 	return c.MustCompile(url)
 }
 
-// Tools returns the tool catalogue in the reference's order: a fresh
+// List returns the tool catalogue in the reference's order: a fresh
 // copy the caller may modify.
 func List() []Tool {
 	cat := catalogue()
