@@ -15,17 +15,17 @@ import (
 // forwards to a stand-in extension.
 func Example() {
 	ctx := context.Background()
-	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{
+	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
 			agentproto.TypeClick: agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
 				return json.RawMessage(`{"kind":"action:result","result":{"ok":true,"durationMs":12}}`), nil
 			}),
 		}},
 	})
-	defer bridge.Close()
-	bridge.WaitOnline(ctx)
+	defer b.Close()
+	b.WaitOnline(ctx)
 
-	c, err := bridge.Dial(ctx, nil)
+	c, err := b.Dial(ctx, nil)
 	if err != nil {
 		panic(err)
 	}

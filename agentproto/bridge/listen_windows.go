@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 	"golang.org/x/sys/windows"
 )
 
@@ -25,26 +26,15 @@ func ensureDefaultDir(path string) error {
 	return restrictToOwner(dir, true)
 }
 
-// currentUserSID returns the SID of the user the process runs as.
-func currentUserSID() (*windows.SID, error) {
-	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return nil, fmt.Errorf("reading the process token: %w", err)
-	}
-	return tu.User.Sid, nil
+// The Windows ownership helpers the listener shares with the client's peer
+// check, in internal/sockpath.
+func currentUserSID() (*windows.SID, error) { return sockpath.CurrentUserSID() }
+
+func openNoFollow(path string, access uint32) (windows.Handle, error) {
+	return sockpath.OpenNoFollow(path, access)
 }
 
-// openNoFollow opens path itself (an AF_UNIX socket is a reparse point,
-// which must not be followed) with the given access.
-func openNoFollow(path string, access uint32) (windows.Handle, error) {
-	p, err := windows.UTF16PtrFromString(path)
-	if err != nil {
-		return 0, err
-	}
-	return windows.CreateFile(p, access,
-		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
-		windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
-}
+func fileOwner(path string) (*windows.SID, error) { return sockpath.FileOwner(path) }
 
 // restrictToOwner makes the current user the owner of path (a directory
 // or the socket file) and gives it a protected DACL granting that user
@@ -84,27 +74,6 @@ func restrictToOwner(path string, dir bool) error {
 		return fmt.Errorf("setting the access list of %s: %w", path, err)
 	}
 	return nil
-}
-
-// fileOwner returns the owner SID of path itself.
-func fileOwner(path string) (*windows.SID, error) {
-	h, err := openNoFollow(path, windows.READ_CONTROL)
-	if err != nil {
-		return nil, err
-	}
-	defer windows.CloseHandle(h)
-	sd, err := windows.GetSecurityInfo(h, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION)
-	if err != nil {
-		return nil, err
-	}
-	owner, _, err := sd.Owner()
-	if err != nil {
-		return nil, err
-	}
-	if owner == nil {
-		return nil, errors.New("the file has no owner")
-	}
-	return owner, nil
 }
 
 // ownedByCurrentUser reports an error unless the owner SID of path is the

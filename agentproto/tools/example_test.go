@@ -15,7 +15,7 @@ import (
 // chose through any Caller (here a Client of an in-memory bridge).
 func ExampleCall() {
 	ctx := context.Background()
-	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{
+	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
 			agentproto.TypeScroll: agentprototest.HandlerFunc(func(_ context.Context, r *agentprototest.Request) (any, error) {
 				fmt.Printf("extension got %s %s\n", r.Type, r.Payload)
@@ -23,9 +23,9 @@ func ExampleCall() {
 			}),
 		}},
 	})
-	defer bridge.Close()
-	bridge.WaitOnline(ctx)
-	c, err := bridge.Dial(ctx, nil)
+	defer b.Close()
+	b.WaitOnline(ctx)
+	c, err := b.Dial(ctx, nil)
 	if err != nil {
 		panic(err)
 	}

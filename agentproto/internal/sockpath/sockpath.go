@@ -1,5 +1,6 @@
-// Package sockpath is the agent socket's default path, which package
-// agentproto's SocketPath and package bridge's ListenUnix both need.
+// Package sockpath is what package agentproto (SocketPath, Dial's peer
+// check) and package bridge (ListenUnix) share about the agent socket: its
+// default path, and on Windows the ownership helpers both checks use.
 package sockpath
 
 // Unix is the default path on Unix systems (agentproto.DefaultSocketPath).
