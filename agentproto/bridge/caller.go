@@ -9,12 +9,13 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
-// ExtensionCaller returns a [agentproto.Caller] that sends commands straight to ext,
-// without a socket: what the HTTP API uses, and what a program that embeds
-// a [Host] can use. Commands time out when ctx ends, or after
-// [agentproto.DefaultTimeout] when ctx has no deadline; errors are the extension's
-// (a *[agentproto.RemoteError] for the protocol's errors, so errors.Is works; a nil
-// ext is never online). The caller never takes over ext's events.
+// ExtensionCaller returns an [agentproto.Caller] that sends commands
+// straight to ext, without a socket: what the HTTP API uses, and what a
+// program that embeds a [Host] can use (with package tools, for instance).
+// Commands time out when ctx ends, or after [agentproto.DefaultTimeout]
+// when ctx has no deadline; errors are the extension's (a
+// *[agentproto.RemoteError] for the protocol's errors, so errors.Is works;
+// a nil ext is never online). The caller never takes over ext's events.
 func ExtensionCaller(ext Extension) agentproto.Caller {
 	return serverCaller{NewServer(&ServerOptions{Extension: eventless{ext}, AllowUnauthenticated: true})}
 }
