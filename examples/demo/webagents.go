@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 

@@ -8,8 +8,10 @@
 // webagents.NewHandler (manifest, session context, action handlers,
 // pacing), routes them next to its own pages with Register, and shuts down
 // without cutting running batches short. The shop itself (catalog,
-// accounts, cart, orders, pages) is application code in internal/shop; in
-// your site it is your own code.
+// accounts, cart, orders, pages) is application code in the shop folder
+// beside this file; in your site it is your own code. To start from this
+// example, copy the whole folder into your module and change the shop
+// import path to yours.
 package main
 
 import (
@@ -25,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 

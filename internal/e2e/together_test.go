@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 

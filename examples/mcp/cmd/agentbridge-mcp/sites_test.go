@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
