@@ -55,8 +55,7 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 					a.PathPrefixes = []string{"/"}
 				}
 			}
-			_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: &m,
-				Actions: map[string]ActionHandler{"a": ActionFunc(nil)}})
+			_, err = NewHandler(&m, map[string]ActionHandler{"a": ActionFunc(nil)}, &HandlerOptions{Origin: "https://shop.example"})
 			require.Error(t, err, "a site must not serve a manifest clients refuse")
 			assert.Contains(t, err.Error(), "backslash")
 

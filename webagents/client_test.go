@@ -267,8 +267,8 @@ func TestClientRunIrreversibleConsent(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
-		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()
@@ -404,10 +404,9 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := manifestWith(t, `"pacing":{"maxConcurrency":4}`, `{"r":{}}`)
 			srv := httptest.NewUnstartedServer(nil)
-			h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
-				Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
-					return tt.result(req.Operation)
-				})}})
+			h, err := NewHandler(m, map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+				return tt.result(req.Operation)
+			})}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 			require.NoError(t, err)
 			srv.Config.Handler = h
 			srv.Start()
@@ -438,10 +437,9 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 func TestClientReadsResultsAsRelayedData(t *testing.T) {
 	m := manifestWith(t, "", `{"r":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
-		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
-			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+		return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
+	})}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()

@@ -7,16 +7,14 @@
 // the manifest's endpoint:
 //
 //	m, err := webagents.ParseManifest(manifestJSON, nil)
-//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-//		Origin:   "https://shop.example",
-//		Manifest: m,
+//	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+//		"catalog.find": webagents.ActionFunc(find),
+//		"cart.add":     webagents.ActionFunc(addToCart),
+//	}, &webagents.HandlerOptions{
+//		Origin: "https://shop.example",
 //		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 //			s := loadSession(w, r)
 //			return webagents.WithSessionKey(withSession(r.Context(), s), s.ID), nil
-//		},
-//		Actions: map[string]webagents.ActionHandler{
-//			"catalog.find": webagents.ActionFunc(find),
-//			"cart.add":     webagents.ActionFunc(addToCart),
 //		},
 //	})
 //	h.Register(mux)

@@ -49,9 +49,34 @@ func ExampleHandler_Register() {
 	}
 	var mu sync.Mutex
 	carts := map[string][]string{} // the site's own state, by user
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   origin, // one fixed public origin
-		Manifest: m,
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"catalog.find": webagents.ActionFunc(findProduct),
+		"cart.add": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+			user, ok := ctx.Value(userKey{}).(string)
+			if !ok {
+				return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
+			}
+			// req.Input is already validated against inputSchema; Decode
+			// refuses duplicate and case-variant keys.
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			carts[user] = append(carts[user], in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
+			user, _ := ctx.Value(userKey{}).(string)
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"items": carts[user]}, nil
+		}),
+	}, &webagents.HandlerOptions{
+		Origin: origin, // one fixed public origin
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			c, err := r.Cookie("session") // the site's own cookie or token session
 			if err != nil {
@@ -59,33 +84,6 @@ func ExampleHandler_Register() {
 			}
 			user := c.Value // a real site looks the session up
 			return webagents.WithSessionKey(context.WithValue(r.Context(), userKey{}, user), c.Value), nil
-		},
-		Actions: map[string]webagents.ActionHandler{
-			"catalog.find": webagents.ActionFunc(findProduct),
-			"cart.add": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-				user, ok := ctx.Value(userKey{}).(string)
-				if !ok {
-					return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
-				}
-				// req.Input is already validated against inputSchema; Decode
-				// refuses duplicate and case-variant keys.
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				carts[user] = append(carts[user], in.ProductID)
-				return map[string]bool{"added": true}, nil
-			}),
-			"cart.state": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
-				user, _ := ctx.Value(userKey{}).(string)
-				mu.Lock()
-				defer mu.Unlock()
-				return map[string]any{"items": carts[user]}, nil
-			}),
 		},
 	})
 	if err != nil {
@@ -125,29 +123,26 @@ func exampleSite() http.Handler {
 	}
 	var mu sync.Mutex
 	var cart []string
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Manifest: m,
-		Actions: map[string]webagents.ActionHandler{
-			"catalog.find": webagents.ActionFunc(findProduct),
-			"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				cart = append(cart, in.ProductID)
-				return map[string]bool{"added": true}, nil
-			}),
-			"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				return map[string]any{"items": cart}, nil
-			}),
-		},
-	})
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"catalog.find": webagents.ActionFunc(findProduct),
+		"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			cart = append(cart, in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"items": cart}, nil
+		}),
+	}, nil)
 	if err != nil {
 		panic(err)
 	}

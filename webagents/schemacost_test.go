@@ -148,8 +148,7 @@ func TestSchemaCostOnEveryPath(t *testing.T) {
 	m, err := ParseManifest([]byte(doc(okWorkflow, `{"x":{}}`)), nil)
 	require.NoError(t, err)
 	m.Actions["x"].InputSchema = json.RawMessage(anyOfChain(40))
-	_, err = NewHandler(&HandlerOptions{Manifest: m, Origin: testOrigin,
-		Actions: map[string]ActionHandler{"x": ActionFunc(nil)}})
+	_, err = NewHandler(m, map[string]ActionHandler{"x": ActionFunc(nil)}, &HandlerOptions{Origin: testOrigin})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "schema too complex")
 }

@@ -71,10 +71,10 @@ func run(ctx context.Context, ln net.Listener, origin string, logger *slog.Logge
 		return err
 	}
 
-	// The adapter: discovery documents and the batch endpoint.
-	agent, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   origin, // the one public origin; forwarded Host headers are never trusted
-		Manifest: manifest,
+	// The adapter: discovery documents and the batch endpoint, serving the
+	// manifest with one webagents.ActionHandler per published action.
+	agent, err := webagents.NewHandler(manifest, app.Actions(), &webagents.HandlerOptions{
+		Origin: origin, // the one public origin; forwarded Host headers are never trusted
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			// The site's own session: the actions read it from the context.
 			// Its key scopes pacing. A session any visitor gets without
@@ -99,7 +99,6 @@ func run(ctx context.Context, ln net.Listener, origin string, logger *slog.Logge
 				return webagents.WithAnonymousSessionKey(ctx, sess.Key()), nil
 			}
 		},
-		Actions: app.Actions(), // one webagents.ActionHandler per published action
 		Limiter: &webagents.SessionLimiter{Interval: time.Duration(pacing.MinIntervalMs) * time.Millisecond},
 		Logger:  logger, // failures reported to agents as "internal" are logged here
 	})
