@@ -77,8 +77,7 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 		srv := docServer(t, map[string]func(http.ResponseWriter, *http.Request){WellKnownPath: serve("application/json", doc)})
 		var c Client
 		d, err := c.Discover(t.Context(), srv.URL+"/store/x")
-		require.NoError(t, err)
-		return d
+		return outcome(t, d, err)
 	}
 	for _, name := range []string{"endpoint /\\host", "endpoint \\\\host"} {
 		d := discover(t, manifests[name])

@@ -22,15 +22,23 @@
 // An agent discovers and runs actions with a [Client]:
 //
 //	var c webagents.Client
-//	res, err := c.Run(ctx, "https://shop.example/products/kbd-75", []webagents.Operation{
+//	d, err := c.Discover(ctx, "https://shop.example/products/kbd-75")
+//	if err != nil {
+//		return browseNormally(err) // a *webagents.DiscoveryError says why
+//	}
+//	res, err := c.Run(ctx, d, []webagents.Operation{
 //		{ID: "find", Action: "catalog.find", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 //		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 //		{ID: "verify", Action: "cart.state"},
 //	}, &webagents.RunOptions{AllowWrites: true})
 //
+// Run checks the operations and consent against d's manifest, the one the
+// caller saw, and sends one request; [Client.DiscoverAndRun] does both
+// steps for a caller that has only the URL.
+//
 // The pieces are usable on their own: [ParseDocument] and [ParseManifest]
 // validate manifests (every problem, with its JSON path); [Client.Discover]
-// tells absent, invalid, unsafe and unavailable apart; [Client.Check] is the
+// tells absent, invalid, unsafe and unavailable apart (a *[DiscoveryError]); [Client.Check] is the
 // live checker (it never POSTs); [DecodeBatch], [NewPlan] and [Executor.Run] are
 // the server's batch pipeline.
 //

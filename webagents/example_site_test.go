@@ -98,7 +98,7 @@ func ExampleHandler_Register() {
 
 	// An agent that is not signed in: the read runs, the write is refused.
 	c := &webagents.Client{HTTPClient: srv.Client()}
-	res, err := c.Run(context.Background(), origin+"/products/kbd-75", []webagents.Operation{
+	res, err := c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", []webagents.Operation{
 		{ID: "find", Action: "catalog.find", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 	}, &webagents.RunOptions{AllowWrites: true})
@@ -158,9 +158,9 @@ func ExampleClient_Run() {
 
 	ctx := context.Background()
 	c := &webagents.Client{HTTPClient: site.Client()} // the zero Client works too
-	d, err := c.Discover(ctx, pageURL)                // found, absent, invalid, unsafe, unavailable, no actions for this page
+	d, err := c.Discover(ctx, pageURL)                // one or two GETs
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) // a *webagents.DiscoveryError: absent, invalid, unsafe, unavailable, no actions for this page
 	}
 	fmt.Println(d.Status, len(d.Actions), "actions")
 
@@ -169,10 +169,10 @@ func ExampleClient_Run() {
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 		{ID: "verify", Action: "cart.state"},
 	}
-	_, err = c.Run(ctx, pageURL, ops, nil) // nothing is sent: cart.add writes
+	_, err = c.Run(ctx, d, ops, nil) // nothing is sent: cart.add writes
 	fmt.Println(errors.Is(err, webagents.ErrConsentRequired))
 
-	res, err := c.Run(ctx, pageURL, ops, &webagents.RunOptions{AllowWrites: true}) // writes and irreversible actions need consent
+	res, err := c.Run(ctx, d, ops, &webagents.RunOptions{AllowWrites: true}) // one POST; writes and irreversible actions need consent
 	if err != nil {
 		log.Fatal(err) // a *webagents.Error: the site's code, message and failing operation
 	}

@@ -153,10 +153,10 @@ func ExampleNewHandler() {
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 		{ID: "verify", Action: "cart.state"},
 	}
-	_, err = c.Run(context.Background(), origin+"/products/kbd-75", ops, nil)
+	_, err = c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", ops, nil)
 	fmt.Println(errors.Is(err, webagents.ErrConsentRequired))
 
-	res, err := c.Run(context.Background(), origin+"/products/kbd-75", ops, &webagents.RunOptions{AllowWrites: true})
+	res, err := c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", ops, &webagents.RunOptions{AllowWrites: true})
 	if err != nil {
 		panic(err)
 	}
@@ -170,12 +170,12 @@ func ExampleClient_Discover() {
 	srv := httptest.NewServer(nil) // serves 404 everywhere
 	defer srv.Close()
 	c := &webagents.Client{HTTPClient: srv.Client()}
-	d, err := c.Discover(context.Background(), srv.URL+"/products")
-	if err != nil {
-		panic(err)
+	_, err := c.Discover(context.Background(), srv.URL+"/products")
+	var de *webagents.DiscoveryError
+	if errors.As(err, &de) { // no usable manifest: fall back to normal browsing
+		fmt.Println(de.Discovery.Status, errors.Is(err, webagents.ErrNoManifest))
 	}
-	fmt.Println(d.Status)
-	// Output: absent
+	// Output: absent true
 }
 
 // The checker smoke-tests a live site with GET and HEAD only.
