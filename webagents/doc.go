@@ -69,6 +69,18 @@
 // has a 30 s deadline. Idempotency keys are remembered 24 h (10,000 keys in
 // memory by default).
 //
+// Schema validation is bounded before it starts. A published inputSchema
+// or outputSchema may cost at most 2,000 evaluations at one instance value
+// nested 32 deep ([DefaultMaxSchemaCost]; ParseOptions.MaxSchemaCost sets
+// another), or the manifest is invalid ("schema too complex"). One
+// validation may take at most 50,000 steps (the schema's cost at the
+// input's depth times the input's number of values, a string or key
+// counting one more per 32 bytes), or the input is refused with
+// invalid_input. A validation still running after 1 s is refused at once,
+// and at most 4 such long validations run at a time in the process. A
+// number written with an exponent beyond ±1000 is refused ("number out of
+// range") in manifests, schemas and inputs.
+//
 // # Concurrency
 //
 // [Manifest], [Plan], [Handler], [Executor] (once configured), [Client] and the
