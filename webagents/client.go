@@ -116,8 +116,9 @@ func (s DiscoveryStatus) MarshalText() ([]byte, error) { return []byte(s.String(
 // Discovery is the outcome of [Client.Discover]: a usable manifest, or,
 // inside a *[DiscoveryError], why there is none.
 //
-// [Client.Run] reads PageURL and Manifest: a caller that keeps a manifest
-// of its own (a cache) may build a Discovery from those two.
+// [Client.Run] reads PageURL and Manifest only: a caller that keeps
+// manifests (from Discover, [ParseDocument] or [ParseManifest]) may build a
+// Discovery from those two.
 type Discovery struct {
 	// Status is DiscoveryFound for a Discovery returned with a nil error.
 	Status DiscoveryStatus

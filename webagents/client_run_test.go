@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -83,9 +84,13 @@ func TestRunChecksTheCallersManifest(t *testing.T) {
 
 	// A caller that keeps a manifest builds the Discovery from it: here one
 	// in which the site's read catalog.find is a write.
-	m, err := ParseManifest(specManifestJSON(t), nil)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(specManifestJSON(t), &doc))
+	doc["actions"].(map[string]any)["catalog.find"].(map[string]any)["effect"] = "write"
+	raw, err := json.Marshal(doc)
 	require.NoError(t, err)
-	m.Actions["catalog.find"].Effect = EffectWrite
+	m, err := ParseManifest(raw, nil)
+	require.NoError(t, err)
 	kept := &Discovery{PageURL: page, Manifest: m}
 	_, err = c.Run(t.Context(), kept, specOps()[:1], nil)
 	var ce *ConsentError
