@@ -20,6 +20,9 @@
 //     manifests, discovery, a checker, and the dependency-aware batch
 //     workflow: planner, executor with pacing, a net/http server adapter and
 //     a client.
+//   - [github.com/agentbridge/agentbridge/safeprint]: printing what a page,
+//     a site or an extension sent (JSON within bounded memory, text with
+//     control characters made visible).
 //
 // For tests of programs built on the SDK,
 // [github.com/agentbridge/agentbridge/agentproto/agentprototest] and

@@ -83,7 +83,7 @@ func TestStricterThanBetterWright(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Client{HTTPClient: markdownSite(tt.doc)}
 			d, err := c.Discover(t.Context(), "https://shop.example/products")
-			require.NoError(t, err)
+			d = outcome(t, d, err)
 			assert.Equal(t, tt.discover, d.Status.String(), "BetterWright reads %s", tt.betterwright)
 			assert.Empty(t, d.Actions, "no action is offered")
 

@@ -7,16 +7,14 @@
 // the manifest's endpoint:
 //
 //	m, err := webagents.ParseManifest(manifestJSON, nil)
-//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-//		Origin:   "https://shop.example",
-//		Manifest: m,
+//	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+//		"catalog.find": webagents.ActionFunc(find),
+//		"cart.add":     webagents.ActionFunc(addToCart),
+//	}, &webagents.HandlerOptions{
+//		Origin: "https://shop.example",
 //		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 //			s := loadSession(w, r)
 //			return webagents.WithSessionKey(withSession(r.Context(), s), s.ID), nil
-//		},
-//		Actions: map[string]webagents.ActionHandler{
-//			"catalog.find": webagents.ActionFunc(find),
-//			"cart.add":     webagents.ActionFunc(addToCart),
 //		},
 //	})
 //	h.Register(mux)
@@ -24,15 +22,23 @@
 // An agent discovers and runs actions with a [Client]:
 //
 //	var c webagents.Client
-//	res, err := c.Run(ctx, "https://shop.example/products/kbd-75", []webagents.Operation{
+//	d, err := c.Discover(ctx, "https://shop.example/products/kbd-75")
+//	if err != nil {
+//		return browseNormally(err) // a *webagents.DiscoveryError says why
+//	}
+//	res, err := c.Run(ctx, d, []webagents.Operation{
 //		{ID: "find", Action: "catalog.find", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 //		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 //		{ID: "verify", Action: "cart.state"},
 //	}, &webagents.RunOptions{AllowWrites: true})
 //
+// Run checks the operations and consent against d's manifest, the one the
+// caller saw, and sends one request; [Client.DiscoverAndRun] does both
+// steps for a caller that has only the URL.
+//
 // The pieces are usable on their own: [ParseDocument] and [ParseManifest]
 // validate manifests (every problem, with its JSON path); [Client.Discover]
-// tells absent, invalid, unsafe and unavailable apart; [Client.Check] is the
+// tells absent, invalid, unsafe and unavailable apart (a *[DiscoveryError]); [Client.Check] is the
 // live checker (it never POSTs); [DecodeBatch], [NewPlan] and [Executor.Run] are
 // the server's batch pipeline.
 //
@@ -62,6 +68,18 @@
 // default, so that a response never exceeds the 1 MiB transport cap, and it
 // has a 30 s deadline. Idempotency keys are remembered 24 h (10,000 keys in
 // memory by default).
+//
+// Schema validation is bounded before it starts. A published inputSchema
+// or outputSchema may cost at most 2,000 evaluations at one instance value
+// nested 32 deep ([DefaultMaxSchemaCost]; ParseOptions.MaxSchemaCost sets
+// another), or the manifest is invalid ("schema too complex"). One
+// validation may take at most 50,000 steps (the schema's cost at the
+// input's depth times the input's number of values, a string or key
+// counting one more per 32 bytes), or the input is refused with
+// invalid_input. A validation still running after 1 s is refused at once,
+// and at most 4 such long validations run at a time in the process. A
+// number written with an exponent beyond ±1000 is refused ("number out of
+// range") in manifests, schemas and inputs.
 //
 // # Concurrency
 //

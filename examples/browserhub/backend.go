@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // panelReply is the turn browserhub answers every panel message with, so

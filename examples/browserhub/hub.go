@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // DefaultApprovalTimeout bounds the wait for an answer to "approve?".

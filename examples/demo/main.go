@@ -8,7 +8,7 @@
 //
 //   - native.go: nativemsg frames over an in-memory pipe, the size limit,
 //     a native host manifest;
-//   - webagents.go: the demo shop (internal/shop, on webagents' handler), then
+//   - webagents.go: the demo shop (examples/webagents-shop/shop, on webagents' handler), then
 //     discovery, a paced batch with a $ref, and a write refused without
 //     consent, from webagents' client;
 //   - browser.go: an extbridge hub, the weboperator-host example as

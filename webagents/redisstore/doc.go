@@ -7,8 +7,8 @@
 // Redis client. Wire it into [webagents.NewHandler]:
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
-//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-//		// Origin, Manifest, Context, Actions as usual
+//	h, err := webagents.NewHandler(manifest, actions, &webagents.HandlerOptions{
+//		// Origin, Context as usual
 //		IdempotencyStore: redisstore.NewStore(rdb, nil),
 //		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
 //	})

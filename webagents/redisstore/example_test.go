@@ -23,10 +23,8 @@ var (
 func Example() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
+	h, err := webagents.NewHandler(manifest, actions, &webagents.HandlerOptions{
 		Origin:           "https://shop.example",
-		Manifest:         manifest,
-		Actions:          actions,
 		IdempotencyStore: redisstore.NewStore(rdb, nil),
 		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
 	})

@@ -132,15 +132,17 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 	for i, page := range pages {
 		status := SiteStatus{URL: page, Tools: []string{}}
 		d, err := discoveries[i], errs[i]
+		var unavailable *webagents.DiscoveryError
 		switch {
+		case errors.As(err, &unavailable):
+			// No usable manifest: the status says why.
+			status.Status = unavailable.Discovery.Status.String()
+			status.Error = status.Status
+			if unavailable.Discovery.Err != nil {
+				status.Error = unavailable.Discovery.Err.Error()
+			}
 		case err != nil:
 			status.Status, status.Error = "error", err.Error()
-		case d.Status != webagents.DiscoveryFound:
-			status.Status = d.Status.String()
-			status.Error = d.Status.String()
-			if d.Err != nil {
-				status.Error = d.Err.Error()
-			}
 		default:
 			status.Status, status.Endpoint = d.Status.String(), d.Endpoint
 			effects := map[string]webagents.Effect{}
@@ -196,10 +198,11 @@ func (st *Sites) Statuses() []SiteStatus {
 // site's discovery outcome (so a site whose manifest is invalid is visible to
 // the agent, with the reason, instead of silently missing).
 //
-// Calls run through webagents.Client.Run: the consent gates, the input
-// validation against the action's schema and the batch planning happen before
-// anything is sent, and a refusal for consent names the flag that would allow
-// it. A failed batch is a result with isError.
+// Calls run through webagents.Client.DiscoverAndRun, which reads the
+// site's manifest again: the consent gates, the input validation against
+// the action's schema and the batch planning happen, against what the site
+// publishes now, before the batch is sent, and a refusal for consent names
+// the flag that would allow it. A failed batch is a result with isError.
 //
 // Every site's tools are named "<host>_<action>" (the host with its port, in
 // tool-name characters; numbered, such as "<host>-2_<action>", when two
@@ -492,7 +495,10 @@ func (st *Sites) run(ctx context.Context, req *mcp.CallToolRequest, page string,
 	progress := newProgress(ctx, req)
 	total := float64(len(ops))
 	progress(0, total, fmt.Sprintf("running %d operation(s) on %s", len(ops), page))
-	res, err := st.opts.Client.Run(ctx, page, ops, st.runOptions(key))
+	// Discovered again for each call: a long-running server checks consent
+	// against what the site publishes now, not at startup (a read that has
+	// become a write is refused without --allow-writes).
+	res, err := st.opts.Client.DiscoverAndRun(ctx, page, ops, st.runOptions(key))
 	progress(total, total, "done")
 	sent := !refusedBeforeSending(res, err)
 	if err != nil {

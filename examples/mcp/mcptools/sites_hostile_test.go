@@ -24,7 +24,7 @@ func startSite(t *testing.T, manifest string, actions map[string]webagents.Actio
 	t.Helper()
 	m, err := webagents.ParseManifest([]byte(manifest), nil)
 	require.NoError(t, err)
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{Manifest: m, Actions: actions})
+	h, err := webagents.NewHandler(m, actions, nil)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	h.Register(mux)

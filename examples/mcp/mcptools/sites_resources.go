@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,12 +47,6 @@ func (st *Sites) AddResources(s *mcp.Server) {
 			MIMEType:    "text/plain",
 		}, func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			d, err := st.opts.Client.Discover(ctx, page)
-			if err == nil && d.Status != webagents.DiscoveryFound {
-				err = d.Err
-				if err == nil {
-					err = fmt.Errorf("%s", d.Status)
-				}
-			}
 			if err != nil {
 				raw, _ := json.Marshal(err.Error()) // a string always encodes: control characters visible
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no WebAgents manifest at %s: %s", page, raw)}

@@ -24,11 +24,11 @@ func startPingSite(t *testing.T, host string, wrap func(http.Handler) http.Handl
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(nil)
 	origin := strings.Replace("http://"+srv.Listener.Addr().String(), "127.0.0.1", host, 1)
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]webagents.ActionHandler{
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
 		"ping": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
 			return map[string]any{"pong": true}, nil
 		}),
-	}})
+	}, &webagents.HandlerOptions{Origin: origin})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	h.Register(mux)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -237,7 +237,7 @@ func TestSiteProgressAndCancel(t *testing.T) {
 	m, err := webagents.ParseManifest([]byte(`{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow"},
 		"actions":{"slow.wait":{"description":"Waits until released.","effect":"read","inputSchema":{"type":"object"}}}}`), nil)
 	require.NoError(t, err)
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{Manifest: m, Actions: map[string]webagents.ActionHandler{
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
 		"slow.wait": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
 			started <- struct{}{}
 			select {
@@ -247,7 +247,7 @@ func TestSiteProgressAndCancel(t *testing.T) {
 				return nil, ctx.Err()
 			}
 		}),
-	}})
+	}, nil)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	h.Register(mux)

@@ -41,13 +41,11 @@ func New(opts *Options) (*Site, error) {
 	if pacing.MinIntervalMs > 0 {
 		limiter = &webagents.SessionLimiter{Interval: time.Duration(pacing.MinIntervalMs) * time.Millisecond}
 	}
-	agent, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   app.origin,
-		Manifest: m,
-		Context:  app.AgentContext,
-		Actions:  app.Actions(),
-		Limiter:  limiter,
-		Logger:   opts.Logger,
+	agent, err := webagents.NewHandler(m, app.Actions(), &webagents.HandlerOptions{
+		Origin:  app.origin,
+		Context: app.AgentContext,
+		Limiter: limiter,
+		Logger:  opts.Logger,
 	})
 	if err != nil {
 		return nil, err

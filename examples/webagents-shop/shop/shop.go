@@ -4,11 +4,14 @@
 // pages; agents use the actions; both run on the same service layer
 // (Store).
 //
-// The wiring of the actions into the webagents server adapter is not here:
-// examples/webagents-shop shows it with the public API (NewApp, Manifest,
-// AgentSession, Actions, webagents.NewHandler, Register). New and Serve
-// repeat that wiring for the demo and the tests, which run the site
-// in-process; the example's tests check that both serve the same site.
+// It is the application code of the webagents-shop example and lives in
+// the example's folder, so that the folder copied into another module
+// builds. The wiring of the actions into the webagents server adapter is
+// not here: the example's main.go shows it with the public API (NewApp,
+// Manifest, AgentSession, Actions, webagents.NewHandler, Register). New
+// and Serve repeat that wiring for the demo and the module's tests, which
+// run the site in-process; the example's tests check that both serve the
+// same site.
 package shop
 
 import (

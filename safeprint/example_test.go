@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 func ExampleIndent() {
@@ -31,4 +31,12 @@ func ExampleWriter() {
 	// text:
 	// line one\r\u001b]52;c;aGk=\u0007
 	// line two
+}
+
+func ExampleLine() {
+	// A page title that tries to forge a line of the program's own output.
+	title := "Orders\n[ok] payment approved\x1b[8m"
+	fmt.Printf("title: %s\n", safeprint.Line(title))
+	// Output:
+	// title: Orders\n[ok] payment approved\u001b[8m
 }

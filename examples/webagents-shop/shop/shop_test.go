@@ -153,7 +153,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	page := srv.URL + "/products/kbd-75"
 
 	// Signed out: the add fails, verify is skipped, find keeps its result.
-	res, err := c.Run(t.Context(), page, []webagents.Operation{
+	res, err := c.DiscoverAndRun(t.Context(), page, []webagents.Operation{
 		{ID: "find", Action: "catalog.search", Input: raw(`{"query":"wireless keyboard"}`)},
 		{ID: "add", Action: "cart.add", Input: raw(`{"productId":{"$ref":"find.productId"}}`)},
 		{ID: "verify", Action: "cart.state"},
@@ -164,7 +164,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"verify"}, res.Response.Skipped)
 	assert.JSONEq(t, `"kbd-75"`, mustField(t, res.Response.Results["find"], "productId"))
 
-	res, err = c.Run(t.Context(), page, []webagents.Operation{
+	res, err = c.DiscoverAndRun(t.Context(), page, []webagents.Operation{
 		{ID: "find", Action: "catalog.search", Input: raw(`{"query":"wireless keyboard"}`)},
 		{ID: "signup", Action: "account.signUp", Input: raw(`{"email":"agent@example.com","password":"s3cret-pass"}`)},
 		{ID: "add", Action: "cart.add", Input: raw(`{"productId":{"$ref":"find.productId"},"quantity":2}`)},
@@ -175,10 +175,10 @@ func TestAgentEndToEnd(t *testing.T) {
 		string(res.Response.Results["verify"]))
 	assert.NotContains(t, string(mustJSON(t, res.Response)), "s3cret-pass", "secrets never appear in results")
 
-	_, err = c.Run(t.Context(), page, []webagents.Operation{{ID: "order", Action: "order.place"}}, &webagents.RunOptions{AllowWrites: true})
+	_, err = c.DiscoverAndRun(t.Context(), page, []webagents.Operation{{ID: "order", Action: "order.place"}}, &webagents.RunOptions{AllowWrites: true})
 	assert.ErrorIs(t, err, webagents.ErrConsentRequired)
 
-	res, err = c.Run(t.Context(), page, []webagents.Operation{
+	res, err = c.DiscoverAndRun(t.Context(), page, []webagents.Operation{
 		{ID: "order", Action: "order.place"},
 		{ID: "orders", Action: "order.list"},
 		{ID: "cart", Action: "cart.state"},
@@ -186,14 +186,14 @@ func TestAgentEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"items":[],"totalCents":0}`, string(res.Response.Results["cart"]))
 	// A retry with the same key replays the response; no second order.
-	again, err := c.Run(t.Context(), page, []webagents.Operation{
+	again, err := c.DiscoverAndRun(t.Context(), page, []webagents.Operation{
 		{ID: "order", Action: "order.place"},
 		{ID: "orders", Action: "order.list"},
 		{ID: "cart", Action: "cart.state"},
 	}, &webagents.RunOptions{AllowIrreversible: true, IdempotencyKey: "order-once"})
 	require.NoError(t, err)
 	assert.True(t, again.Replayed)
-	list, err := c.Run(t.Context(), page, []webagents.Operation{{ID: "o", Action: "order.list"}}, nil)
+	list, err := c.DiscoverAndRun(t.Context(), page, []webagents.Operation{{ID: "o", Action: "order.list"}}, nil)
 	require.NoError(t, err)
 	var orders struct {
 		Orders []Order `json:"orders"`
@@ -221,7 +221,7 @@ func TestAgentErrors(t *testing.T) {
 	c := agentClient(t, srv)
 	page := srv.URL + "/products"
 	run := func(ops ...webagents.Operation) *webagents.Error {
-		_, err := c.Run(t.Context(), page, ops, &webagents.RunOptions{AllowWrites: true, AllowIrreversible: true})
+		_, err := c.DiscoverAndRun(t.Context(), page, ops, &webagents.RunOptions{AllowWrites: true, AllowIrreversible: true})
 		var we *webagents.Error
 		require.ErrorAs(t, err, &we)
 		return we
@@ -358,7 +358,7 @@ func TestHTMLFlow(t *testing.T) {
 
 	// The agent endpoint sees the same session and service layer.
 	c := &webagents.Client{HTTPClient: b.hc}
-	res, err := c.Run(t.Context(), srv.URL+"/orders", []webagents.Operation{{ID: "me", Action: "account.me"}}, nil)
+	res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/orders", []webagents.Operation{{ID: "me", Action: "account.me"}}, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `"p@example.com"`, mustField(t, res.Response.Results["me"], "email"))
 }
@@ -437,7 +437,7 @@ func TestAnonymousAgentReadsCreateNoSession(t *testing.T) {
 	srv, s := startShop(t, Options{})
 	c := agentClient(t, srv)
 	for range 3 {
-		_, err := c.Run(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
+		_, err := c.DiscoverAndRun(t.Context(), srv.URL+"/", []webagents.Operation{{ID: "f", Action: "catalog.search", Input: raw(`{"query":"mouse"}`)}}, nil)
 		require.NoError(t, err)
 	}
 	s.app.sessions.mu.Lock()
@@ -478,7 +478,7 @@ func TestAgentDisconnectMidBatch(t *testing.T) {
 	srv, s := startShop(t, Options{Pacing: &webagents.Pacing{MinIntervalMs: 120, MaxConcurrency: 1}})
 	c := agentClient(t, srv)
 	page := srv.URL + "/products/kbd-75"
-	_, err := c.Run(t.Context(), page, []webagents.Operation{
+	_, err := c.DiscoverAndRun(t.Context(), page, []webagents.Operation{
 		{ID: "up", Action: "account.signUp", Input: raw(`{"email":"drop@example.com","password":"password1"}`)}},
 		&webagents.RunOptions{AllowWrites: true})
 	require.NoError(t, err)
@@ -490,14 +490,14 @@ func TestAgentDisconnectMidBatch(t *testing.T) {
 	opts := &webagents.RunOptions{AllowWrites: true, IdempotencyKey: "k1"}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 250*time.Millisecond)
-	_, err = c.Run(ctx, page, ops, opts)
+	_, err = c.DiscoverAndRun(ctx, page, ops, opts)
 	cancel()
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the agent gave up mid-batch")
 
 	var res *webagents.RunResult
 	sawInProgress := false
 	require.Eventually(t, func() bool {
-		res, err = c.Run(t.Context(), page, ops, opts)
+		res, err = c.DiscoverAndRun(t.Context(), page, ops, opts)
 		if errors.Is(err, &webagents.Error{Code: webagents.CodeIdempotencyInProgress}) {
 			sawInProgress = true
 			return false

@@ -2,9 +2,20 @@
 // letting it harm the reader: JSON indented within bounded memory and
 // output, and text with the characters that drive a terminal made visible.
 //
-// It is the one implementation the module's printers share: the text of
-// tool results (agentproto), and the output of the example CLIs
-// (agentctl, browserhub, webagents, weboperator-host, the demo).
+// Anything a program prints from a page, a site or an extension is
+// untrusted: a title can carry an escape sequence that clears the screen or
+// forges a line of the program's own output, and an answer nested ten
+// thousand deep can make json.Indent allocate gigabytes. Print it through
+// this package: the text of agentproto's tool results and the output of
+// every example CLI (agentctl, browserhub, webagents, weboperator-host, the
+// demo) do.
+//
+//	out := safeprint.NewWriter(os.Stdout)
+//	fmt.Fprintf(out, "title: %s\n", safeprint.Line(page.Title))
+//	_ = safeprint.Indent(out, answer, nil)
+//	_ = out.Flush()
+//
+// The functions and a [Writer]'s methods are safe for concurrent use.
 //
 // # JSON
 //
