@@ -43,7 +43,8 @@
 // # Behaviour
 //
 // The server checks the token first (constant time; keys matched exactly,
-// so {"Token":…} or a non-string token is no token), answers bridge.health
+// so {"Token":…} or a non-string token is no token, and a member named
+// twice is refused, with the request's id when exactly one is readable), answers bridge.health
 // itself, and forwards everything else to its [Extension]. Ids are echoed
 // exactly as sent; a request without one gets a generated UUID. Payloads
 // and results are relayed byte for byte, unknown fields included. A request
@@ -90,6 +91,33 @@
 // stops its task within [StopTaskTimeout]. Every limit is checked before
 // allocating.
 //
+// The rest of the defaults, each set by the option named: an oversized
+// request frame is answered with an error frame naming the limit, read away
+// for at most 2 s, and its connection closed; a [Client]'s oversized request
+// is a [*RequestSizeError] and the connection is kept. A frame from the
+// extension over nativemsg's 64 MiB closes the link, failing every pending
+// request. [ServerOptions].AuthTimeout may be negative (no bound), for
+// agents that rely on the reference's tokenless events. An HTTP event
+// stream counts its queued bytes as a socket client does and holds at most
+// [DefaultStreamBuffer] (256) events of its task; the client furthest behind
+// is the one disconnected by the total budget, once, with the log line
+// "disconnecting the slowest client", and a client that is reading is never
+// picked for a large write it is still taking. Failed accepts are retried
+// after 5 ms, doubling to 1 s; Serve returns only for a closed listener or
+// a permanent error. The HTTP API reads POST bodies of at most
+// [DefaultMaxBodySize] (1 MiB; beyond, 413). [NewHTTPServer] reads request
+// headers within [DefaultHTTPReadHeaderTimeout] (10 s) and of at most
+// [DefaultHTTPMaxHeaderBytes] (64 KiB; beyond, 431), and a request body
+// within that timeout again (lifted once the body is read, so waits and
+// event streams are not cut); it answers a refused request (no token, a
+// foreign Host or Origin) and /health without reading the body they
+// announce, and closes the connection. [CallTool] takes arguments of at most
+// [MaxToolArgumentsSize] (1 MiB), valid against the tool's schema, or sends
+// nothing ([*ToolArgumentsError]); each command it sends is bounded by ctx,
+// else [DefaultToolTimeout] (30 s; [DefaultNavigateToolTimeout] for
+// browser_navigate), and weboperator_execute_goal waits for its timeoutMs,
+// else [DefaultGoalTimeout] (120 s), at most [MaxGoalTimeout] (1 h).
+//
 // # Concurrency
 //
 // Client, [Server] and [Host] are safe for concurrent use; each connection has
@@ -104,7 +132,8 @@
 //
 // ListenUnix creates the socket with mode 0600 from the start (no window
 // in which another user could connect), never replaces something it does
-// not own, and removes only its own socket. [Dial] checks by
+// not own, waits while a live server of the same user still holds the path
+// ([ErrSocketInUse] when ctx ends first), and removes only its own socket. [Dial] checks by
 // default that the server runs as the current user (peer credentials, on
 // Linux, macOS and FreeBSD) before the token is sent, and refuses
 // otherwise; elsewhere it refuses unless told to skip the check. The

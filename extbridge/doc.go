@@ -113,7 +113,19 @@
 // idle one, else the oldest, so that the extension's reconnect always gets
 // through. Each write of an HTTP answer must make progress within
 // WriteTimeout (10 s). Idle HTTP connections close after IdleTimeout
-// (30 s).
+// (30 s); request headers must arrive within 10 s and hold at most 16 KiB.
+//
+// The other defaults, each a HubOptions field with a Default constant:
+// Addr 127.0.0.1:52789, loopback only ([NewHub], [Hub.Listen] and
+// [Hub.Serve] refuse any other address); HelloTimeout 5 s; PingInterval
+// 20 s and LivenessTimeout 60 s; ReplaceLimit 3 replacements in
+// ReplaceWindow 10 s. A browser command without a context deadline is sent
+// with CommandTimeout (30 s) and waited for ReplyMargin (5 s) longer.
+// Navigate takes only absolute URLs of NavigateSchemes (default http,
+// https, file, about, data); Click and Type need a selector. A tool
+// request's approval waits ToolApprovalTimeout (5 min). An [InputHistory]
+// reads at most the last [MaxHistoryFileBytes] (8 MiB) of its file and
+// writes it with mode 0600. /artifacts/ answers GET and HEAD only.
 //
 // # Concurrency
 //

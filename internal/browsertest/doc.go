@@ -73,8 +73,9 @@
 // Unix systems only: on others Launch returns ErrUnsupported. Browser.Output
 // keeps the last 64 KiB of Chromium's output; a failed build's error quotes
 // at most 4 KiB of compiler output. Close waits up to 5 s for Chromium to
-// exit on SIGTERM and up to 5 s more for killed processes to go. The
-// window is 1280 by 800 unless Options say otherwise.
+// exit on SIGTERM and up to 5 s more for killed processes to go. A
+// DevTools message (Options.DevTools) is at most 16 MiB. The window is 1280
+// by 800 unless Options say otherwise.
 //
 // # Concurrency
 //

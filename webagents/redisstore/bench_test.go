@@ -225,7 +225,7 @@ func fleetSetup(b *testing.B) (map[string]*redisServer, func(*testing.B, *redisS
 		// before Redis answers, flushed to disk once a second.
 		"redis-everysec": startRedisFsync(b, "everysec"),
 		// Every write flushed to disk before Redis answers: records outlive
-		// a crash of the machine too (README, Running on a fleet).
+		// a crash of the machine too (docs/webagents.md, Running on a fleet).
 		"redis-always": startRedis(b),
 	}
 	m, err := webagents.ParseManifest([]byte(`{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow",

@@ -66,6 +66,18 @@
 // response caps and, for the default site client, its transport's 64 KiB of
 // response headers (1xx responses included).
 //
+// An HTTP session idle for [DefaultSessionTimeout] (1 h) is closed. A bridge
+// tool's text is agentproto's ToolResult.Text (JSON indented 64 levels deep,
+// deeper containers compact, at most 16 MiB, then a line saying what was
+// cut), and its structured content carries results at most
+// agentproto.MaxStructuredDepth (990) levels deep, else "result": null and
+// a note; a cancelled goal sends tasks.stop within agentproto.StopTaskTimeout
+// (5 s). Each site origin's cookie jar keeps at most [MaxSiteCookies] (50)
+// cookies of at most [MaxSiteCookieBytes] (4,096) bytes of name and value,
+// RFC 6265's minimums for browsers. Site tool names are "<host>_<action>"
+// for every site, numbered on a clash, within MCP's rules (at most 128 bytes
+// of A-Za-z0-9_.-).
+//
 // # Concurrency
 //
 // Tool handlers run concurrently, one goroutine per call, as the SDK calls
