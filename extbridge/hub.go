@@ -28,7 +28,7 @@ type ConnInfo struct {
 	// ProtocolVersion is the dialect the connection speaks:
 	// [ProtocolClassic] or [Protocol2], chosen from the hello's
 	// protocol_version (see [MaxProtocolVersion]).
-	ProtocolVersion int
+	ProtocolVersion ProtocolVersion
 	// Client is the hello's client ("extension", "desktop", "browser"; ""
 	// when absent), at most 64 printable bytes.
 	Client string
@@ -78,21 +78,29 @@ type Hub struct {
 
 // NewToken returns a new random token: 16 bytes from crypto/rand, hex
 // encoded (32 characters).
-func NewToken() (string, error) {
+func NewToken() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("extbridge: new token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24 and later)
+	return hex.EncodeToString(b[:])
 }
 
-// NewHub returns a [Hub] configured by opts. It fails when opts is nil or
-// opts.Token is empty, when a limit is negative, when Addr is not a loopback address, or
-// when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
-// must be closed with Close or Shutdown once it has served.
-func NewHub(opts *HubOptions) (*Hub, error) {
-	if opts == nil || opts.Token == "" {
-		return nil, errors.New("extbridge: empty token: set HubOptions.Token (NewToken makes one)")
+// minTokenLength is the shortest token [NewHub] accepts.
+const minTokenLength = 16
+
+// NewHub returns a [Hub] that admits the extension presenting token in its
+// browser_hello, configured by opts (nil means every default). token is
+// the shared secret the user copies into the extension's options; it must
+// be at least 16 bytes ([ErrWeakToken]), and [NewToken] makes a suitable
+// one. NewHub also fails when a limit in opts is negative, when Addr is not
+// a loopback address, or when ArtifactsDir or ProjectsDir cannot be
+// opened. NewHub starts no goroutine; the Hub must be closed with Close or
+// Shutdown once it has served.
+func NewHub(token string, opts *HubOptions) (*Hub, error) {
+	if len(token) < minTokenLength {
+		return nil, ErrWeakToken
+	}
+	if opts == nil {
+		opts = &HubOptions{}
 	}
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
@@ -119,7 +127,7 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	}
 	h := &Hub{
 		opts:      o,
-		tokenHash: sha256.Sum256([]byte(o.Token)),
+		tokenHash: sha256.Sum256([]byte(token)),
 		log:       o.Logger,
 		conns:     map[*extConn]struct{}{},
 		connected: make(chan struct{}),

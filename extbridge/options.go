@@ -47,14 +47,10 @@ const (
 // defaultNavigateSchemes are the URL schemes Navigate accepts by default.
 var defaultNavigateSchemes = []string{"http", "https", "file", "about", "data"}
 
-// HubOptions configures a [Hub]. The zero value of every field is a documented
-// default; only Token is required.
+// HubOptions configures a [Hub]. Every field is optional: its zero value is
+// the documented default, and nil options mean every default. (The token,
+// which a hub cannot do without, is [NewHub]'s parameter.)
 type HubOptions struct {
-	// Token is the shared secret the extension must present in its
-	// browser_hello. Required: NewHub refuses an empty token. NewToken makes
-	// a suitable one.
-	Token string
-
 	// Addr is the address ListenAndServe listens on. Default
 	// "127.0.0.1:52789". Its host must be a loopback IP address or
 	// "localhost".

@@ -109,7 +109,7 @@ func (b *backend) ListConversations(ctx context.Context) ([]extbridge.Conversati
 	return b.store.List()
 }
 
-func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge.Snapshot, error) {
+func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge.ConversationSnapshot, error) {
 	if !b.inProject(ctx) {
 		return nil, extbridge.ErrUnknownConversation
 	}
@@ -120,17 +120,17 @@ func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge
 	b.mu.Lock()
 	b.active = id
 	b.mu.Unlock()
-	return &extbridge.Snapshot{ConversationID: id, Messages: c.Messages}, nil
+	return &extbridge.ConversationSnapshot{ConversationID: id, Messages: c.Messages}, nil
 }
 
 // NewSession is called for the panel's new_session and for its "New chat"
 // button (the user_message "/clear", which the hub turns into NewSession).
-func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.Snapshot, error) {
+func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.ConversationSnapshot, error) {
 	b.mu.Lock()
 	b.active = NewID() // stored with its first message
 	b.mu.Unlock()
 	b.out.print("panel: new chat")
-	return &extbridge.Snapshot{}, nil
+	return &extbridge.ConversationSnapshot{}, nil
 }
 
 func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
@@ -178,7 +178,7 @@ func (b *backend) toolNeedsApproval(_ context.Context, req *extbridge.ToolReques
 // echoToolName is browserhub's one tool: tool_args {"text":T} → output T.
 const echoToolName = "Echo"
 
-func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 	if req.ToolName != echoToolName {
 		return nil, extbridge.ErrUnknownTool
 	}
@@ -186,9 +186,9 @@ func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolR
 		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil || args.Text == nil {
-		return &extbridge.ToolResult{Error: `Echo needs tool_args {"text": "…"}`}, nil
+		return &extbridge.ToolResponse{Error: `Echo needs tool_args {"text": "…"}`}, nil
 	}
-	return &extbridge.ToolResult{Success: true, Output: *args.Text}, nil
+	return &extbridge.ToolResponse{Success: true, Output: *args.Text}, nil
 }
 
 func (b *backend) Mode(context.Context) (extbridge.Mode, error) {

@@ -32,12 +32,12 @@ type panelBackend struct {
 	projects chan string // ProjectDir of the new_session calls
 }
 
-func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.Snapshot, error) {
+func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.ConversationSnapshot, error) {
 	select {
 	case b.projects <- extbridge.ProjectDir(ctx):
 	default:
 	}
-	return &extbridge.Snapshot{}, nil
+	return &extbridge.ConversationSnapshot{}, nil
 }
 
 func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
@@ -106,12 +106,11 @@ func testPanelDialect(t *testing.T, proto int) {
 	be := &panelBackend{hub: func() *extbridge.Hub { return hub }, artifact: link, ctx: ctx, projects: make(chan string, 1)}
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		ArtifactsDir: artifacts,
 		ProjectsDir:  projects,
 		Backend:      be,
-		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 			switch req.ToolName {
 			case "PanelReport":
 				var r extension.PanelReport
@@ -122,13 +121,13 @@ func testPanelDialect(t *testing.T, proto int) {
 				case reports <- r:
 				default:
 				}
-				return &extbridge.ToolResult{Success: true}, nil
+				return &extbridge.ToolResponse{Success: true}, nil
 			case "Echo":
 				var args struct{ Text string }
 				if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil {
 					return nil, err
 				}
-				return &extbridge.ToolResult{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
+				return &extbridge.ToolResponse{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
 			}
 			return nil, extbridge.ErrUnknownTool
 		}),

@@ -22,8 +22,7 @@ import (
 // test ends or stop is called.
 func startHub(t *testing.T, addr, token string, connected chan<- extbridge.ConnInfo) (hub *extbridge.Hub, port int, stop func()) {
 	t.Helper()
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token: token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		OnConnect: func(ci extbridge.ConnInfo) {
 			if connected != nil {
 				connected <- ci
