@@ -16,12 +16,18 @@ import (
 // user_message, and snapshots are rendered as conversation_snapshot or as
 // AG-UI MESSAGES_SNAPSHOT.
 //
+// A Backend never needs the [Hub]: list methods return what the hub sends,
+// and UserMessage answers through its [Reply], whose turn runs in a
+// goroutine the hub owns and waits for. A Backend can therefore be built
+// before the hub and passed in [HubOptions.Backend].
+//
 // The hub calls a connection's Backend methods one at a time, from that
 // connection's read loop, in frame order: new_session is therefore complete
 // before a following user_message is handled. Methods should return
-// promptly (queue long work elsewhere); ctx is cancelled when the connection
-// ends. Different connections (a replaced one and its successor) may call
-// the Backend concurrently for a short time.
+// promptly (a reply turn runs with [Reply.StartTurn]; queue other long work
+// elsewhere); ctx is cancelled when the connection ends. Different
+// connections (a replaced one and its successor) may call the Backend
+// concurrently for a short time.
 //
 // An error from a list method is logged and answered with an empty list.
 // Slices may be nil: the hub always sends arrays, never null.
@@ -41,9 +47,12 @@ type Backend interface {
 	// zero otherwise).
 	NewSession(ctx context.Context, opts SessionOptions) (*ConversationSnapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
-	// agent and append its text to the input history. Content is trimmed;
-	// the hub drops a message with neither content nor attachments.
-	UserMessage(ctx context.Context, msg UserMessage) error
+	// agent, append its text to the input history, and answer it with a
+	// turn started on reply ([Reply.StartTurn]), which ends the panel's
+	// "running" state; panels show the user's own message only when the
+	// turn echoes it ([Turn.Echo]). Content is trimmed; the hub drops a
+	// message with neither content nor attachments.
+	UserMessage(ctx context.Context, msg UserMessage, reply *Reply) error
 	// ListHistory returns the input history, oldest first. The hub sends at
 	// most the last 1000 entries.
 	ListHistory(ctx context.Context) ([]string, error)
@@ -88,8 +97,8 @@ func (BaseBackend) NewSession(context.Context, SessionOptions) (*ConversationSna
 	return &ConversationSnapshot{}, nil
 }
 
-// UserMessage drops the message.
-func (BaseBackend) UserMessage(context.Context, UserMessage) error { return nil }
+// UserMessage drops the message, without a reply.
+func (BaseBackend) UserMessage(context.Context, UserMessage, *Reply) error { return nil }
 
 // ListHistory returns no history.
 func (BaseBackend) ListHistory(context.Context) ([]string, error) { return nil, nil }

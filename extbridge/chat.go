@@ -372,6 +372,14 @@ func (t *Turn) Say(ctx context.Context, messageID, text string) error {
 	return t.hub.Say(ctx, messageID, "assistant", text)
 }
 
+// Echo mirrors the user's own panel message (role "user"): TEXT_MESSAGE_START,
+// one TEXT_MESSAGE_CONTENT (skipped when text is empty) and
+// TEXT_MESSAGE_END. Panels show a message they sent only once it is
+// echoed.
+func (t *Turn) Echo(ctx context.Context, messageID, text string) error {
+	return t.hub.Say(ctx, messageID, "user", text)
+}
+
 // RunTurn runs fn as one turn: it emits RUN_STARTED, calls fn with a context
 // that an interrupt frame from the panel cancels, and emits RUN_FINISHED,
 // or RUN_ERROR (naming the run) when fn fails. Whenever the turn ends

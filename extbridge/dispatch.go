@@ -118,7 +118,7 @@ func (c *extConn) userMessage(msg UserMessage) {
 	if msg.ThreadID != "" {
 		c.hub.setThread(msg.ThreadID)
 	}
-	if err := c.hub.opts.Backend.UserMessage(c.ctx, msg); err != nil {
+	if err := c.hub.opts.Backend.UserMessage(c.ctx, msg, c.hub.newReply(c.ctx)); err != nil {
 		c.hub.log.Warn("extbridge: user_message failed", "err", err)
 	}
 }

@@ -71,9 +71,11 @@ type Hub struct {
 	events       []func()    // OnConnect/OnDisconnect calls not yet made
 	eventsActive bool
 
-	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
-	done chan struct{}  // closed by Close
-	once sync.Once
+	wg     sync.WaitGroup     // every goroutine the hub started, and active handlers
+	ctx    context.Context    // the hub's lifetime: reply turns run in it
+	cancel context.CancelFunc // ends ctx, in Close
+	done   chan struct{}      // closed by Close
+	once   sync.Once
 }
 
 // NewToken returns a new random token: 16 bytes from crypto/rand, hex
@@ -136,6 +138,7 @@ func NewHub(token string, opts *HubOptions) (*Hub, error) {
 		turns:     map[*Turn]struct{}{},
 		done:      make(chan struct{}),
 	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if p, err := strconv.Atoi(port); err == nil {
 		h.port.Store(int32(p))
 	}
@@ -317,8 +320,10 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 // Shutdown stops the hub gracefully: it stops accepting connections, fails
 // pending approvals with [ErrClosed], waits for in-flight browser commands and
 // tool requests, closes the extension connection with 1001 (going away) and
-// waits for every goroutine. When ctx ends first it closes the hub at once
-// (as Close) and returns ctx's error. Serve then returns [ErrServerClosed].
+// waits for every goroutine, the reply turns of [Reply.StartTurn] included
+// (their frames and approvals now fail with ErrClosed). When ctx ends first
+// it closes the hub at once (as Close, which cancels the reply turns) and
+// returns ctx's error. Serve then returns [ErrServerClosed].
 func (h *Hub) Shutdown(ctx context.Context) error {
 	h.beginClose()
 	err := h.srv.Shutdown(ctx)
@@ -368,13 +373,15 @@ func (h *Hub) waitIdle(ctx context.Context) error {
 }
 
 // Close stops the hub at once: listeners and connections are closed,
-// pending commands and approvals fail with [ErrClosed], and Close waits for
-// every goroutine the hub started. Close is idempotent.
+// pending commands and approvals fail with [ErrClosed], the context of the
+// reply turns ([Reply.StartTurn]) is cancelled, and Close waits for every
+// goroutine the hub started, those turns included. Close is idempotent.
 func (h *Hub) Close() error {
 	h.beginClose()
 	var err error
 	h.once.Do(func() {
 		close(h.done)
+		h.cancel() // the reply turns
 		err = h.srv.Close()
 		// A listener from Listen that Serve never took.
 		h.mu.Lock()

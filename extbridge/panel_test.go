@@ -88,7 +88,7 @@ func (b *recordingBackend) NewSession(context.Context, SessionOptions) (*Convers
 	return &ConversationSnapshot{}, nil
 }
 
-func (b *recordingBackend) UserMessage(_ context.Context, m UserMessage) error {
+func (b *recordingBackend) UserMessage(_ context.Context, m UserMessage, _ *Reply) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.messages = append(b.messages, m)

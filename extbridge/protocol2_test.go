@@ -116,7 +116,7 @@ func (b *p2Backend) NewSession(ctx context.Context, opts SessionOptions) (*Conve
 	return &ConversationSnapshot{}, nil
 }
 
-func (b *p2Backend) UserMessage(_ context.Context, m UserMessage) error {
+func (b *p2Backend) UserMessage(_ context.Context, m UserMessage, _ *Reply) error {
 	b.got <- m
 	return nil
 }

@@ -171,7 +171,7 @@ type messages struct {
 	got chan extbridge.UserMessage
 }
 
-func (m messages) UserMessage(_ context.Context, msg extbridge.UserMessage) error {
+func (m messages) UserMessage(_ context.Context, msg extbridge.UserMessage, _ *extbridge.Reply) error {
 	m.got <- msg
 	return nil
 }
