@@ -84,8 +84,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
+	// The backend is complete before the hub: it replies to the panel
+	// through the Reply each message brings.
 	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard, project: project}
-	defer be.stop() // the panel's reply turns
 	hub, err := extbridge.NewHub(cfg.Token, &extbridge.HubOptions{
 		Addr:         cfg.Addr,
 		ArtifactsDir: filepath.Join(cfg.Dir, "artifacts"),
@@ -103,7 +104,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
-	be.start(ctx, hub)
 	l := cfg.Listener
 	if l == nil {
 		// Listen first: a busy port is an error here, not a hub that
@@ -144,7 +144,7 @@ loop:
 		}
 	}
 	wg.Wait()
-	be.stop()
+	// Shutdown also waits for the panel's reply turns.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := hub.Shutdown(sctx); err != nil {
