@@ -108,7 +108,7 @@ func NewHub(token string, opts *HubOptions) (*Hub, error) {
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
 		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
 		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 ||
-		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 || opts.ReplaceCooldown < 0 {
+		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 {
 		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
 	}
 	o := opts.withDefaults()

@@ -26,8 +26,6 @@ const (
 	DefaultMaxUnauthConns      = 64
 	DefaultReplaceLimit        = 3
 	DefaultReplaceWindow       = 10 * time.Second
-	// Deprecated: see [HubOptions.ReplaceCooldown].
-	DefaultReplaceCooldown = 60 * time.Second
 )
 
 // ReplacePolicy says what happens when an extension authenticates while
@@ -111,12 +109,6 @@ type HubOptions struct {
 	// newcomer is accepted. Defaults 3 and 10 s.
 	ReplaceLimit  int
 	ReplaceWindow time.Duration
-	// ReplaceCooldown is no longer used: a cool-down that ran out let the
-	// other browser take over again, restarting the flapping, so the kept
-	// connection now stays until it ends.
-	//
-	// Deprecated: the damping lasts as long as the kept connection.
-	ReplaceCooldown time.Duration
 
 	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
 	// a scheme or with another one is refused before it is sent (the
@@ -222,7 +214,6 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&r.ReplaceLimit, DefaultReplaceLimit)
 	setDefault(&r.ReplaceWindow, DefaultReplaceWindow)
-	setDefault(&r.ReplaceCooldown, DefaultReplaceCooldown)
 	setDefault(&r.MaxUnauthConns, DefaultMaxUnauthConns)
 	if len(r.NavigateSchemes) == 0 {
 		r.NavigateSchemes = defaultNavigateSchemes

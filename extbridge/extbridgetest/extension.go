@@ -202,7 +202,8 @@ type ApprovalRequest struct {
 	Interrupt bool   `json:"-"`
 }
 
-// ToolResultFrame is the tool_result answering a tool request.
+// ToolResultFrame is the tool_result frame answering a tool request, as the
+// extension receives it (the hub builds it from an extbridge.ToolResponse).
 type ToolResultFrame struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
