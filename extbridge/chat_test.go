@@ -50,7 +50,7 @@ func TestEventConstructors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidEvent)
 }
 
-func TestNewEvent(t *testing.T) {
+func TestNewChatEvent(t *testing.T) {
 	tests := []struct {
 		raw  string
 		ok   bool

@@ -159,8 +159,11 @@ type HubOptions struct {
 	// is called.
 	ArtifactsDir string
 
-	// Backend answers the panel's frames. Default: BaseBackend, which
-	// answers empty lists.
+	// Backend answers the panel's frames. It is built before the hub and
+	// never needs it: a panel message is answered through its [Reply].
+	// Default: [BaseBackend], which answers empty lists and replies to no
+	// message. (A hub that only drives the browser needs none, which is
+	// why the Backend is an option and not a parameter of [NewHub].)
 	Backend Backend
 
 	// Tools serves the extension's tool_request frames. Default: none, every
