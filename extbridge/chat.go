@@ -387,7 +387,9 @@ func (t *Turn) Echo(ctx context.Context, messageID, text string) error {
 // context.Canceled) RUN_FINISHED has the outcome {"type":"cancelled"} and,
 // for classic panels, the interrupted frame follows. threadID should be
 // the conversation id: protocol-2 panels adopt it as their active
-// conversation. It returns fn's error.
+// conversation. It returns fn's error. A [Backend] answering a panel
+// message starts its turn with [Reply.StartTurn] instead, which runs
+// RunTurn in a goroutine the hub owns.
 func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()

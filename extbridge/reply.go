@@ -34,8 +34,12 @@ type Reply struct {
 // carries on for the extension that reconnects. An error of the turn
 // other than a cancellation is logged ([HubOptions.Logger]); report what
 // the user must see from fn itself. StartTurn returns [ErrClosed], without
-// calling fn, once the hub is closing.
+// calling fn, once the hub is closing, and for a nil or zero Reply (one
+// the hub did not make, as in a unit test of a Backend).
 func (r *Reply) StartTurn(threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
+	if r == nil || r.hub == nil {
+		return ErrClosed
+	}
 	h := r.hub
 	h.mu.Lock()
 	if h.closed {

@@ -151,6 +151,9 @@ func TestShutdownWaitsForReplyTurns(t *testing.T) {
 				t.Fatal("Shutdown returned while a reply turn was still running")
 			}
 			assert.ErrorIs(t, (&Reply{hub: e.hub, ctx: t.Context()}).StartTurn("c", "r", nil), ErrClosed)
+			var none *Reply
+			assert.ErrorIs(t, none.StartTurn("c", "r", nil), ErrClosed)
+			assert.ErrorIs(t, new(Reply).StartTurn("c", "r", nil), ErrClosed)
 		})
 	})
 	t.Run("deadline", func(t *testing.T) {
