@@ -413,7 +413,7 @@ func FuzzEncodeCommand(f *testing.F) {
 		f.Add("click", s, s, s, true, int64(30000))
 	}
 	f.Fuzz(func(t *testing.T, action, url, selector, text string, enter bool, timeoutMS int64) {
-		got, err := encodeCommand("id-1", BrowserCommand{Action: Action(action), URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
+		got, err := encodeCommand("id-1", BrowserCommand{Action: CommandAction(action), URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
 		require.NoError(t, err)
 		want, err := json.Marshal(commandFrame{Type: typeCommand, ID: "id-1", Action: action, URL: url, Selector: selector,
 			Text: text, PressEnter: enter, TimeoutMS: timeoutMS})

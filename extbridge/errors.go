@@ -111,8 +111,8 @@ func (e *NotConnectedError) Unwrap() error { return ErrNotConnected }
 // when the caller's context deadline was what expired. Its text is the
 // reference wording "timed out waiting for the browser extension to ACTION".
 type TimeoutError struct {
-	Action Action // the browser command's action, e.g. "navigate"
-	cause  error  // context.DeadlineExceeded when the caller's deadline passed
+	Action CommandAction // the browser command's action, e.g. "navigate"
+	cause  error         // context.DeadlineExceeded when the caller's deadline passed
 }
 
 // Error returns "timed out waiting for the browser extension to ACTION".
@@ -142,9 +142,9 @@ var ErrInvalidCommand = errors.New("extbridge: invalid browser command")
 // it before sending it (Message says why; it then matches
 // [ErrInvalidCommand]).
 type CommandError struct {
-	Action  Action // the browser command's action
-	Message string // the extension's error text, or why the hub refused it
-	Invalid bool   // refused by the hub; nothing was sent
+	Action  CommandAction // the browser command's action
+	Message string        // the extension's error text, or why the hub refused it
+	Invalid bool          // refused by the hub; nothing was sent
 }
 
 // Error returns the action and the extension's text (at most 512 bytes of
@@ -169,7 +169,7 @@ func (e *CommandError) Unwrap() error {
 // and the action once ("extbridge: navigate: browser extension
 // disconnected: …").
 type actionError struct {
-	action Action
+	action CommandAction
 	err    error
 }
 

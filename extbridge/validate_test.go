@@ -24,7 +24,7 @@ func TestCommandsValidatedBeforeSending(t *testing.T) {
 
 	refused := []struct {
 		name   string
-		action Action
+		action CommandAction
 		why    string
 		run    func(context.Context, *Hub) error
 	}{
