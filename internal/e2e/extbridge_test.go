@@ -97,7 +97,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 		_, err = hub.Click(ctx, "#no-such-element")
 		var ce *extbridge.CommandError
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, "click", ce.Action)
+		assert.Equal(t, extbridge.ActionClick, ce.Action)
 		assert.NotEmpty(t, ce.Message)
 	})
 
