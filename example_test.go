@@ -57,11 +57,8 @@ func Example_agentOnTheBridge() {
 // dials into, and driving the person's browser through it.
 func Example_cliEmbeddingTheHub() {
 	ctx := context.Background()
-	token, err := extbridge.NewToken() // the user pastes it into the extension's options
-	if err != nil {
-		log.Fatal(err)
-	}
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token, Addr: "127.0.0.1:0"}) // default 127.0.0.1:52789
+	token := extbridge.NewToken()                                                   // the user pastes it into the extension's options
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{Addr: "127.0.0.1:0"}) // default 127.0.0.1:52789
 	if err != nil {
 		log.Fatal(err)
 	}

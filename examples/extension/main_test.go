@@ -132,8 +132,8 @@ func TestShellQuote(t *testing.T) {
 // dials the hub the test runs, with the extension's origin.
 func TestChromiumLoadsTheFolder(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
-	const token = "a-test-token"
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
+	const token = "extension-test-token"
+	hub, err := extbridge.NewHub(token, nil)
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,47 +24,40 @@ import (
 // the panel answers (an interrupt on protocol 2), and a closing line.
 type panelBackend struct {
 	extbridge.BaseBackend
-	hub      func() *extbridge.Hub
-	artifact string // the markdown image link of the artifact
-	turns    sync.WaitGroup
-	ctx      context.Context
+	artifact string      // the markdown image link of the artifact
 	projects chan string // ProjectDir of the new_session calls
 }
 
-func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.Snapshot, error) {
+func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.ConversationSnapshot, error) {
 	select {
 	case b.projects <- extbridge.ProjectDir(ctx):
 	default:
 	}
-	return &extbridge.Snapshot{}, nil
+	return &extbridge.ConversationSnapshot{}, nil
 }
 
-func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
-	hub := b.hub()
-	b.turns.Go(func() {
-		_ = hub.RunTurn(b.ctx, "conv-e2e", "run-e2e", func(ctx context.Context, t *extbridge.Turn) error {
-			if err := hub.Say(ctx, "u1", "user", m.Content); err != nil {
+func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage, reply *extbridge.Reply) error {
+	return reply.StartTurn("conv-e2e", "run-e2e", func(ctx context.Context, t *extbridge.Turn) error {
+		if err := t.Echo(ctx, "u1", m.Content); err != nil {
+			return err
+		}
+		if err := t.Emit(ctx, extbridge.TextMessageStart("a1", "assistant")); err != nil {
+			return err
+		}
+		for _, chunk := range []string{"Here ", "is a ", "cat: ", b.artifact} {
+			if err := t.Emit(ctx, extbridge.TextMessageContent("a1", chunk)); err != nil {
 				return err
 			}
-			if err := t.Emit(ctx, extbridge.TextMessageStart("a1", "assistant")); err != nil {
-				return err
-			}
-			for _, chunk := range []string{"Here ", "is a ", "cat: ", b.artifact} {
-				if err := t.Emit(ctx, extbridge.TextMessageContent("a1", chunk)); err != nil {
-					return err
-				}
-			}
-			if err := t.Emit(ctx, extbridge.TextMessageEnd("a1")); err != nil {
-				return err
-			}
-			d, err := t.RequestApproval(ctx, extbridge.ApprovalRequest{ID: "call-e2e", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
-			if err != nil {
-				return err
-			}
-			return t.Say(ctx, "a2", "the panel said "+d.String())
-		})
+		}
+		if err := t.Emit(ctx, extbridge.TextMessageEnd("a1")); err != nil {
+			return err
+		}
+		d, err := t.RequestApproval(ctx, extbridge.ApprovalRequest{ID: "call-e2e", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
+		if err != nil {
+			return err
+		}
+		return t.Say(ctx, "a2", "the panel said "+d.String())
 	})
-	return nil
 }
 
 // TestExtensionBridgeDialectsInChromium runs the reference extension in
@@ -102,16 +94,14 @@ func testPanelDialect(t *testing.T, proto int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	reports := make(chan extension.PanelReport, 64)
-	var hub *extbridge.Hub
-	be := &panelBackend{hub: func() *extbridge.Hub { return hub }, artifact: link, ctx: ctx, projects: make(chan string, 1)}
+	be := &panelBackend{artifact: link, projects: make(chan string, 1)}
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		ArtifactsDir: artifacts,
 		ProjectsDir:  projects,
 		Backend:      be,
-		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 			switch req.ToolName {
 			case "PanelReport":
 				var r extension.PanelReport
@@ -122,13 +112,13 @@ func testPanelDialect(t *testing.T, proto int) {
 				case reports <- r:
 				default:
 				}
-				return &extbridge.ToolResult{Success: true}, nil
+				return &extbridge.ToolResponse{Success: true}, nil
 			case "Echo":
 				var args struct{ Text string }
 				if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil {
 					return nil, err
 				}
-				return &extbridge.ToolResult{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
+				return &extbridge.ToolResponse{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
 			}
 			return nil, extbridge.ErrUnknownTool
 		}),
@@ -141,8 +131,7 @@ func testPanelDialect(t *testing.T, proto int) {
 	served := make(chan error, 1)
 	go func() { served <- hub.Serve(l) }()
 	t.Cleanup(func() {
-		hub.Close()
-		be.turns.Wait()
+		hub.Close() // also ends the reply turns and waits for them
 		assert.ErrorIs(t, <-served, extbridge.ErrServerClosed)
 	})
 

@@ -36,8 +36,7 @@ func TestExtensionBridgeReadOverLimitInChromium(t *testing.T) {
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
 	disconnected := make(chan error, 4)
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		ReadLimit:    limit,
 		OnConnect:    func(ci extbridge.ConnInfo) { connected <- ci },
 		OnDisconnect: func(_ extbridge.ConnInfo, err error) { disconnected <- err },

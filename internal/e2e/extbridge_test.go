@@ -22,8 +22,7 @@ import (
 // test ends or stop is called.
 func startHub(t *testing.T, addr, token string, connected chan<- extbridge.ConnInfo) (hub *extbridge.Hub, port int, stop func()) {
 	t.Helper()
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token: token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		OnConnect: func(ci extbridge.ConnInfo) {
 			if connected != nil {
 				connected <- ci
@@ -98,7 +97,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 		_, err = hub.Click(ctx, "#no-such-element")
 		var ce *extbridge.CommandError
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, "click", ce.Action)
+		assert.Equal(t, extbridge.ActionClick, ce.Action)
 		assert.NotEmpty(t, ce.Message)
 	})
 

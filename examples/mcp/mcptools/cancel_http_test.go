@@ -64,12 +64,12 @@ func TestHTTPCancelledCallGetsNoResponse(t *testing.T) {
 // the command, so nothing waits for its answer) and the call gets no
 // response (before: the cancellation error was answered).
 func TestHTTPCancelledHubCommand(t *testing.T) {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "hub-token"})
+	hub, err := extbridge.NewHub("mcptools-test-hub-token", nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { hub.Close() })
 	held, release := make(chan string, 1), make(chan struct{})
 	browser := extbridgetest.NewBrowser()
-	ext, err := extbridgetest.Connect(t.Context(), hub, &extbridgetest.Options{Token: "hub-token",
+	ext, err := extbridgetest.Connect(t.Context(), hub, &extbridgetest.Options{Token: "mcptools-test-hub-token",
 		Browser: extbridgetest.BrowserHandlerFunc(func(ctx context.Context, cmd *extbridgetest.Command) *extbridgetest.Result {
 			held <- cmd.Action
 			<-release

@@ -16,14 +16,14 @@ import (
 // and client and server talk over the go-sdk's in-memory transports.
 func ExampleAddHubTools() {
 	ctx := context.Background()
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	hub, err := extbridge.NewHub("mcptools-example-token", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer hub.Close()
 	browser := extbridgetest.NewBrowser()
 	browser.SetPage("https://shop.example/", extbridgetest.Page{Title: "Shop"})
-	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "example-token", Browser: browser})
+	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "mcptools-example-token", Browser: browser})
 	if err != nil {
 		log.Fatal(err)
 	}

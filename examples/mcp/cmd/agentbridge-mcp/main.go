@@ -231,13 +231,10 @@ func joinHubAddr(args []string) []string {
 func startHub(addr string, logger *slog.Logger, stderr io.Writer) (*extbridge.Hub, error) {
 	token := os.Getenv(envHubToken)
 	if token == "" {
-		var err error
-		if token, err = extbridge.NewToken(); err != nil {
-			return nil, err
-		}
+		token = extbridge.NewToken()
 		fmt.Fprintf(stderr, "agentbridge-mcp: extension hub token (copy it into the extension's options): %s\n", token)
 	}
-	h, err := extbridge.NewHub(&extbridge.HubOptions{Token: token, Addr: addr, Logger: logger})
+	h, err := extbridge.NewHub(token, &extbridge.HubOptions{Addr: addr, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +260,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 	}
 	token := os.Getenv(envHTTPToken)
 	if token == "" {
-		var err error
-		if token, err = extbridge.NewToken(); err != nil {
-			return err
-		}
+		token = extbridge.NewToken()
 		fmt.Fprintf(stderr, "agentbridge-mcp: HTTP bearer token: %s\n", token)
 	}
 	handler, err := mcptools.NewHTTPHandler(server, &mcptools.HTTPOptions{Token: token, AllowedOrigins: origins, Logger: logger})
