@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

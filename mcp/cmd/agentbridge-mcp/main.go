@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
