@@ -269,7 +269,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 		}
 		fmt.Fprintf(stderr, "agentbridge-mcp: HTTP bearer token: %s\n", token)
 	}
-	handler, err := mcptools.NewHTTPHandler(server, &mcptools.HTTPOptions{Token: token, AllowedOrigins: origins, Logger: logger})
+	handler, err := mcptools.NewHTTPHandler(server, token, &mcptools.HTTPOptions{AllowedOrigins: origins, Logger: logger})
 	if err != nil {
 		return err
 	}
