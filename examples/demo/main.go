@@ -14,7 +14,7 @@
 //   - browser.go: an extbridge hub, the weboperator-host example as
 //     Chromium's native host, and the same shop driven through agentproto's
 //     client and through the hub;
-//   - mcp.go: agentbridge-mcp (the nested module examples/mcp) over stdio,
+//   - mcp.go: agentbridge-mcp (the nested module mcp) over stdio,
 //     with a tool of each source: a shop action, the server's own hub (dialed
 //     by extbridgetest's scripted extension) and, with Chromium, the bridge.
 //

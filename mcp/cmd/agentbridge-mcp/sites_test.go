@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"

@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -263,7 +263,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 		token = extbridge.NewToken()
 		fmt.Fprintf(stderr, "agentbridge-mcp: HTTP bearer token: %s\n", token)
 	}
-	handler, err := mcptools.NewHTTPHandler(server, &mcptools.HTTPOptions{Token: token, AllowedOrigins: origins, Logger: logger})
+	handler, err := mcptools.NewHTTPHandler(server, token, &mcptools.HTTPOptions{AllowedOrigins: origins, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -29,12 +29,8 @@ const DefaultEventStoreBytes = 10 << 20
 // zero.
 const DefaultSessionTimeout = time.Hour
 
-// HTTPOptions configures [NewHTTPHandler].
+// HTTPOptions configures [NewHTTPHandler]. Nil means defaults.
 type HTTPOptions struct {
-	// Token is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN). Required: NewHTTPHandler refuses an
-	// empty one.
-	Token string
 	// AllowedOrigins are the browser origins accepted in an Origin header
 	// (exact match, such as "chrome-extension://ID"). Default: none, every
 	// request with an Origin header is refused, so no web page can reach the
@@ -56,14 +52,15 @@ type HTTPOptions struct {
 	Logger *slog.Logger
 }
 
-// ErrNoToken is returned by [NewHTTPHandler] when HTTPOptions.Token is empty.
+// ErrNoToken is returned by [NewHTTPHandler] when its token is empty.
 var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
 
 // NewHTTPHandler returns the streamable HTTP handler for server, guarded as the
 // agent HTTP API is: requests must come from a loopback peer, name a loopback
 // Host (a DNS-rebinding guard), carry no Origin other than an allowed one (so
-// a web page cannot drive it) and carry the bearer token (compared in
-// constant time). Refusals are 401, 403 or 421 with a short text body.
+// a web page cannot drive it) and carry token as a bearer token
+// (Authorization: Bearer TOKEN, compared in constant time). An empty token
+// is refused with [ErrNoToken]. Refusals are 401, 403 or 421 with a short text body.
 // Served by [agentproto.NewHTTPServer], each request that passes the guard
 // is marked with [agentproto.HTTPAuthenticated], so that connections
 // without the token are the ones that server bounds and closes.
@@ -84,9 +81,12 @@ var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
 // A request the client cancels (notifications/cancelled) gets no response,
 // as MCP says: the stateful handler's stream for it ends without one, and
 // at 2026-07-28 the client cancels by closing its request.
-func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error) {
-	if opts == nil || opts.Token == "" {
+func NewHTTPHandler(server *mcp.Server, token string, opts *HTTPOptions) (http.Handler, error) {
+	if token == "" {
 		return nil, ErrNoToken
+	}
+	if opts == nil {
+		opts = &HTTPOptions{}
 	}
 	limit := opts.MaxRequestBodyBytes
 	if limit == 0 {
@@ -112,7 +112,7 @@ func NewHTTPHandler(server *mcp.Server, opts *HTTPOptions) (http.Handler, error)
 		MaxRequestBodyBytes: limit, Logger: opts.Logger, Stateless: true, PropagateRequestCancellation: true,
 	})
 	g := &httpGuard{stateful: stateful, stateless: stateless, cancels: &httpCancels{calls: map[sessionCall]bool{}}, limit: limit,
-		token: []byte("Bearer " + opts.Token), origins: opts.AllowedOrigins, logger: opts.Logger}
+		token: []byte("Bearer " + token), origins: opts.AllowedOrigins, logger: opts.Logger}
 	return g, nil
 }
 

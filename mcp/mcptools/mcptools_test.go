@@ -265,8 +265,13 @@ func TestLoopbackHost(t *testing.T) {
 }
 
 func TestNewHTTPHandlerNeedsToken(t *testing.T) {
-	_, err := NewHTTPHandler(mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil), &HTTPOptions{})
+	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	_, err := NewHTTPHandler(server, "", &HTTPOptions{})
 	assert.True(t, errors.Is(err, ErrNoToken))
+	// The options are optional: nil means defaults.
+	h, err := NewHTTPHandler(server, "tok", nil)
+	require.NoError(t, err)
+	assert.NotNil(t, h)
 }
 
 // TestStdioTransportAllocations: a message costs the transport about its own

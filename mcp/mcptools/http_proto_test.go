@@ -37,11 +37,7 @@ func newRawHTTP(t *testing.T, opts *HTTPOptions) *rawHTTP {
 // newRawHTTPServer is newRawHTTP for server.
 func newRawHTTPServer(t *testing.T, server *mcp.Server, opts *HTTPOptions) *rawHTTP {
 	t.Helper()
-	if opts == nil {
-		opts = &HTTPOptions{}
-	}
-	opts.Token = "tok"
-	h, err := NewHTTPHandler(server, opts)
+	h, err := NewHTTPHandler(server, "tok", opts)
 	require.NoError(t, err)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)

@@ -23,7 +23,7 @@ import (
 // item 1).
 func TestHTTPAuthenticatedStreamSurvivesTokenlessConnections(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	h, err := NewHTTPHandler(server, &HTTPOptions{Token: "tok"})
+	h, err := NewHTTPHandler(server, "tok", nil)
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config = agentproto.NewHTTPServer(h, &agentproto.HTTPServerOptions{MaxUnauthConns: 1})

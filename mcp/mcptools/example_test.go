@@ -4,12 +4,29 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// A server with the bridge's tools and one site's, over stdio: the package
+// doc's quick start, which must stay a copy of this body (TestDocQuickStart).
+// It is compiled, not run, since it takes over stdio.
+func Example() {
+	ctx := context.Background()
+	server := mcp.NewServer(&mcp.Implementation{Name: "my-agent-tools", Version: "0.1"}, nil)
+	bridge := &mcptools.BridgeDialer{} // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
+	defer bridge.Close()
+	mcptools.AddBridgeTools(server, bridge)
+	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
+	err := server.Run(ctx, &mcptools.CancelTransport{Transport: &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout}})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
 
 // An MCP server whose tools drive the browser extension connected to an
 // embedded extension-bridge hub; here the extension is extbridgetest's fake,

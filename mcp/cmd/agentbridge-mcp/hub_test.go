@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/extbridge/extbridgetest"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -36,12 +36,26 @@
 //
 // # Quick start
 //
+// The package is a library for MCP servers of your own; the agentbridge-mcp
+// command (cmd/agentbridge-mcp) is one. It lives in its own module, so that
+// the agentbridge module's users never pull the MCP SDK:
+//
+//	go get github.com/agentbridge/agentbridge/mcp
+//
+// A server with the bridge's tools and one site's, over stdio:
+//
+//	ctx := context.Background()
 //	server := mcp.NewServer(&mcp.Implementation{Name: "my-agent-tools", Version: "0.1"}, nil)
 //	bridge := &mcptools.BridgeDialer{} // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
 //	defer bridge.Close()
 //	mcptools.AddBridgeTools(server, bridge)
 //	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)
 //	err := server.Run(ctx, &mcptools.CancelTransport{Transport: &mcptools.StdioTransport{In: os.Stdin, Out: os.Stdout}})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//
+// (This is the package's Example, which the tests compile.)
 //
 // # Errors
 //

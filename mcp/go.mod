@@ -1,9 +1,9 @@
-module github.com/agentbridge/agentbridge/examples/mcp
+module github.com/agentbridge/agentbridge/mcp
 
 go 1.26.0
 
 require (
-	github.com/agentbridge/agentbridge v0.0.0-00010101000000-000000000000
+	github.com/agentbridge/agentbridge v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	github.com/segmentio/encoding v0.5.4
@@ -23,6 +23,3 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-// The root module is this repository itself: see README "MCP server".
-replace github.com/agentbridge/agentbridge => ../..

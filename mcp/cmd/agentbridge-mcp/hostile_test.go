@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/examples/mcp/mcptools"
+	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
