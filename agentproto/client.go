@@ -199,7 +199,7 @@ func (c *Client) Call(ctx context.Context, typ string, payload any, result any) 
 	if err != nil {
 		return err
 	}
-	return decodeResult(res, buf, result)
+	return decodeResult(typ, res, buf, result)
 }
 
 // call is [Client.Call] up to the raw result, held by the returned buffer.
@@ -247,11 +247,12 @@ func encodePayload(payload any) ([]byte, error) {
 	return raw, nil
 }
 
-// decodeResult decodes res into result and releases buf. A
+// decodeResult decodes res, the result of a request of type typ, into
+// result and releases buf; an error matches [ErrInvalidResult]. A
 // *json.RawMessage receives the bytes as encoding/json gives them: copied
 // into its own memory, which it reuses when large enough (the frame's
 // buffer goes back to its pool), unless the frame's memory is not pooled.
-func decodeResult(res []byte, buf *wire.Buffer, result any) error {
+func decodeResult(typ string, res []byte, buf *wire.Buffer, result any) error {
 	switch r := result.(type) {
 	case nil:
 		buf.Release()
@@ -268,7 +269,7 @@ func decodeResult(res []byte, buf *wire.Buffer, result any) error {
 	err := json.Unmarshal(res, result)
 	buf.Release()
 	if err != nil {
-		return fmt.Errorf("agentproto: decoding result: %w", err)
+		return fmt.Errorf("%w of %s: %w", ErrInvalidResult, typ, err)
 	}
 	return nil
 }

@@ -282,7 +282,7 @@ func TestEmptyResponseIsNullResult(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	task, err := c.GetTask(t.Context(), "nope")
-	require.NoError(t, err)
+	assert.ErrorIs(t, err, agentproto.ErrNoTask, "a nil error means a usable task")
 	assert.Nil(t, task)
 }
 

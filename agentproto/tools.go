@@ -350,7 +350,7 @@ func (c serverCaller) Call(ctx context.Context, typ string, payload any, result 
 	if res == nil {
 		res = nullResult
 	}
-	return decodeResult(res, nil, result)
+	return decodeResult(typ, res, nil, result)
 }
 
 // ErrUnknownTool is matched (errors.Is) by [CallTool]'s error for a name
