@@ -13,7 +13,7 @@
 //
 // An agent:
 //
-//	c, err := agentproto.Dial(ctx, "", nil) // $WEBOPERATOR_AGENT_SOCKET, $WEBOPERATOR_API_TOKEN
+//	c, err := agentproto.Dial(ctx, socketPath, &agentproto.ClientOptions{Token: token})
 //	if err != nil { ... }
 //	defer c.Close()
 //	snap, err := c.Snapshot(ctx, agentproto.SnapshotParams{})
@@ -26,13 +26,17 @@
 //	if err != nil { ... }
 //	host := agentproto.NewHost(conn, nil)
 //	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
-//	l, err := agentproto.ListenUnix(ctx, "") // 0600 from birth
+//	l, err := agentproto.ListenUnix(ctx, socketPath) // 0600 from birth
 //	if err != nil { ... }
 //	go func() {
 //		if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) { ... }
 //	}()
 //	err = host.Run(ctx) // until the extension disconnects
 //	srv.Shutdown(context.Background())
+//
+// Nothing in the package reads the environment by itself: [DialEnv] and
+// [ConfigFromEnv] read the reference's WEBOPERATOR_* variables when a
+// program asks them to ([PlatformSocketPath] is the default path).
 //
 // The Examples run these on real sockets and pipes: [Server.Serve] with
 // [Dial], [NewHost] over [nativemsg.Pipe]. For tests, package

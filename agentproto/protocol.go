@@ -13,7 +13,7 @@ import (
 
 // DefaultSocketPath is the agent socket's path when WEBOPERATOR_AGENT_SOCKET
 // is not set, on Unix systems. Windows uses a per-user path instead (see
-// SocketPath).
+// [PlatformSocketPath]).
 const DefaultSocketPath = "/tmp/weboperator-bridge.sock"
 
 // HostName is the native messaging host's name, as the extension passes it
