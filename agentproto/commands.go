@@ -147,7 +147,7 @@ func (c *Client) Click(ctx context.Context, p ClickParams) (*ActionResult, error
 
 // Type types text into a node.
 func (c *Client) Type(ctx context.Context, p TypeParams) (*ActionResult, error) {
-	return c.action(ctx, TypeType, p)
+	return c.action(ctx, TypeText, p)
 }
 
 // Press presses a key (Enter when p.Key is empty).

@@ -301,10 +301,10 @@ func (h *Host) readLoop() error {
 			h.log.Warn("agentproto: ignoring a malformed frame from the extension", "err", err)
 			continue
 		}
-		switch string(f.kind) {
-		case KindResponse:
+		switch string(f.kind) { // string(…) of a []byte in a switch does not allocate
+		case string(KindResponse):
 			h.deliver(&f, buf)
-		case KindEvent:
+		case string(KindEvent):
 			if f.event != nil {
 				if p := h.publish.Load(); p != nil {
 					(*p)(f.event)
@@ -316,7 +316,7 @@ func (h *Host) readLoop() error {
 			if len(f.event) <= wire.CopyLimit {
 				buf.Release()
 			}
-		case KindHello:
+		case string(KindHello):
 			buf.Release()
 			if !h.online.Swap(true) {
 				h.log.Info("agentproto: extension online")

@@ -276,7 +276,7 @@ func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, path,
 }
 
 var browserPosts = map[string]string{
-	"navigate": TypeNavigate, "click": TypeClick, "type": TypeType,
+	"navigate": TypeNavigate, "click": TypeClick, "type": TypeText,
 	"press": TypePress, "scroll": TypeScroll, "extract": TypeExtract,
 }
 

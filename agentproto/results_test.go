@@ -348,3 +348,24 @@ func merge(a, b map[string]string) map[string]string {
 	maps.Copy(m, b)
 	return m
 }
+
+// TestEnumsOnTheWire checks that the named enum types travel as the
+// strings the extension reads, and what their zero values send.
+func TestEnumsOnTheWire(t *testing.T) {
+	for _, tt := range []struct {
+		params any
+		want   string
+	}{
+		{agentproto.ScrollParams{Direction: agentproto.ScrollToRef, Ref: "@e2"}, `{"direction":"to_ref","ref":"@e2"}`},
+		{agentproto.ScrollParams{Direction: agentproto.ScrollUp, AmountPx: 300}, `{"direction":"up","amountPx":300}`},
+		{agentproto.ScrollParams{}, `{}`}, // the extensions' default: down ("" fails in the reference)
+		{agentproto.TypeParams{Ref: "@e1", Text: "x", Mode: agentproto.TypeModeAppend}, `{"ref":"@e1","text":"x","mode":"append","submit":"false"}`},
+		{agentproto.TypeParams{Ref: "@e1", Text: "x"}, `{"ref":"@e1","text":"x","submit":"false"}`}, // replace
+		{agentproto.ExtractParams{Refs: agentproto.ExtractAll}, `{"refs":"all"}`},
+		{agentproto.ExtractParams{Refs: agentproto.ExtractRefs("@e1", "@f2e3")}, `{"refs":"@e1,@f2e3"}`},
+	} {
+		b, err := json.Marshal(tt.params)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, string(b))
+	}
+}

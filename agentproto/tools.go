@@ -520,7 +520,7 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 		typ = TypeClick
 		copyArgs(payload, a, "index", "selector")
 	case ToolType:
-		typ = TypeType
+		typ = TypeText
 		copyArgs(payload, a, "index", "selector", "text", "clear")
 	case ToolPress:
 		typ = TypePress

@@ -256,7 +256,7 @@ func TestExtensionCallerLeavesEventsToTheServer(t *testing.T) {
 	require.NoError(t, b.Extension.Emit(json.RawMessage(`{"kind":"task:update","task":{"id":"t1"}}`)))
 	select {
 	case e := <-sub.Events():
-		assert.Equal(t, "task:update", e.Kind)
+		assert.Equal(t, agentproto.EventTaskUpdate, e.Kind)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server's clients lost the extension's events")
 	}
