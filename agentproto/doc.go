@@ -89,9 +89,11 @@
 // a deeply nested result costs the size of its text, never the square of
 // its depth; reordering objects as JavaScript orders their members copies
 // at most four times the result's size (beyond that, the result's own
-// order is kept). [ToolResult.Structured] carries results at most
-// [MaxStructuredDepth] levels deep. A cancelled weboperator_execute_goal
-// stops its task within [StopTaskTimeout]. Every limit is checked before
+// order is kept). [ToolResult.Structured] carries results at most 990
+// levels deep (the go-sdk refuses messages nested 1,000 deep). Tool
+// arguments are at most 1 MiB, Chrome's limit. weboperator_execute_goal
+// waits at most CallToolOptions.MaxGoalTimeout ([DefaultMaxGoalTimeout],
+// 1 h); a cancelled one stops its task within 5 s. Every limit is checked before
 // allocating.
 //
 // # Concurrency

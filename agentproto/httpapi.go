@@ -706,7 +706,7 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 				return errors.New("timeoutMs must be a number")
 			}
 			if ms > 0 {
-				timeout = clampMillis(ms, MaxGoalTimeout)
+				timeout = clampMillis(ms, DefaultMaxGoalTimeout)
 			}
 		}
 		return nil

@@ -207,7 +207,7 @@ var commands = []command{
 				return text(res.Text + "\n"), nil
 			})
 			if args[0] == agentproto.ToolExecuteGoal {
-				inv.timeout = agentproto.MaxGoalTimeout + time.Minute // the tool bounds itself
+				inv.timeout = agentproto.DefaultMaxGoalTimeout + time.Minute // the tool bounds itself
 			}
 			return inv, nil
 		}
