@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/nativemsg"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -367,5 +369,45 @@ func TestEnumsOnTheWire(t *testing.T) {
 		b, err := json.Marshal(tt.params)
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, string(b))
+	}
+}
+
+// TestHealthResultShape checks Health against a server that is not this
+// package's (which always answers well): a peer speaking the protocol
+// over net.Pipe, answering bridge.health with each result in turn.
+func TestHealthResultShape(t *testing.T) {
+	for result, want := range map[string]string{
+		`{"ok":true,"bridge":"online","extension":"offline","authRequired":true}`: "",
+		`null`:                          "result is null, not an object",
+		`{}`:                            `result has no "ok" member`,
+		`{"ok":true,"bridge":"online"}`: `result has no "extension" member`,
+		`{"ok":true,"bridge":null,"extension":"online"}`: "result.bridge is null",
+		`{"ok":true,"bridge":"online","extension":7}`:    "*",
+	} {
+		clientEnd, serverEnd := net.Pipe()
+		c := agentproto.NewClient(clientEnd, nil)
+		go func() {
+			r := nativemsg.NewReader(serverEnd, nil)
+			w := nativemsg.NewWriter(serverEnd, nil)
+			var req struct {
+				ID string `json:"id"`
+			}
+			if r.Decode(&req) == nil {
+				w.WriteMessage([]byte(`{"id":"` + req.ID + `","result":` + result + `}`))
+			}
+		}()
+		h, err := c.Health(t.Context())
+		if want == "" {
+			assert.NoError(t, err, result)
+			assert.Equal(t, "offline", h.Extension)
+		} else {
+			assert.ErrorIs(t, err, agentproto.ErrInvalidResult, result)
+			assert.Nil(t, h, result)
+			if want != "*" {
+				assert.EqualError(t, err, "agentproto: invalid result of bridge.health: "+want, result)
+			}
+		}
+		c.Close()
+		serverEnd.Close()
 	}
 }
