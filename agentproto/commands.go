@@ -40,20 +40,8 @@ func (c *Client) Navigate(ctx context.Context, p NavigateParams) (*NavigateResul
 // extension's {"kind":"error","error":…} (its page script threw), which
 // also carries the message as a *[RemoteError].
 func (c *Client) Snapshot(ctx context.Context, p SnapshotParams) (*Snapshot, error) {
-	res, buf, err := c.call(ctx, TypeSnapshot, p)
-	if err != nil {
-		return nil, err
-	}
-	var vals shapeValues
-	if err = snapshotShape.check(TypeSnapshot, "result", res, &vals); err == nil {
-		err = snapshotBodyShape.check(TypeSnapshot, "result.snapshot", vals[0], nil)
-	}
-	if err != nil {
-		buf.Release()
-		return nil, err
-	}
 	var r SnapshotResult
-	if err := decodeResult(TypeSnapshot, res, buf, &r); err != nil {
+	if err := c.typedCall(ctx, TypeSnapshot, p, &snapshotShape, &r); err != nil {
 		return nil, err
 	}
 	for i := range r.Snapshot.Nodes {
@@ -118,20 +106,8 @@ func (c *Client) typedCall(ctx context.Context, typ string, p any, shape *result
 }
 
 func (c *Client) action(ctx context.Context, typ string, p any) (*ActionResult, error) {
-	res, buf, err := c.call(ctx, typ, p)
-	if err != nil {
-		return nil, err
-	}
-	var vals shapeValues
-	if err = actionShape.check(typ, "result", res, &vals); err == nil {
-		err = outcomeShape.check(typ, "result.result", vals[0], nil)
-	}
-	if err != nil {
-		buf.Release()
-		return nil, err
-	}
 	var r ActionResult
-	if err := decodeResult(typ, res, buf, &r); err != nil {
+	if err := c.typedCall(ctx, typ, p, &actionShape, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -350,11 +326,15 @@ func (c *Client) WaitTask(ctx context.Context, p WaitParams) (*Task, error) {
 
 // A resultShape is what a typed method requires of a JSON object in its
 // result: these members, none of them null, and a "kind" member equal to
-// kind unless kind is empty. Key match exactly, as in JavaScript; of a
-// member named twice the last counts, as in encoding/json.
+// kind unless kind is empty; nested, when set, is the shape of the first
+// required member, named nestedWhat in errors. Keys match exactly, as in
+// JavaScript; of a member named twice the last counts, as in
+// encoding/json.
 type resultShape struct {
-	kind     string
-	required []string
+	kind       string
+	required   []string
+	nested     *resultShape
+	nestedWhat string
 }
 
 // shapeValues receives the raw values of a shape's required members.
@@ -363,10 +343,10 @@ type shapeValues [6][]byte
 var (
 	healthShape       = resultShape{required: []string{"ok", "bridge", "extension"}}
 	navigateShape     = resultShape{required: []string{"ok", "tabId", "url"}}
-	snapshotShape     = resultShape{kind: "snapshot", required: []string{"snapshot"}}
+	snapshotShape     = resultShape{kind: "snapshot", required: []string{"snapshot"}, nested: &snapshotBodyShape, nestedWhat: "result.snapshot"}
 	snapshotBodyShape = resultShape{required: []string{"url", "title", "viewport", "nodes", "domHash", "takenAt"}}
 	screenshotShape   = resultShape{kind: "screenshot", required: []string{"dataUrl"}}
-	actionShape       = resultShape{kind: "action:result", required: []string{"result"}}
+	actionShape       = resultShape{kind: "action:result", required: []string{"result"}, nested: &outcomeShape, nestedWhat: "result.result"}
 	outcomeShape      = resultShape{required: []string{"ok"}}
 	taskShape         = resultShape{required: []string{"id", "status"}}
 	okShape           = resultShape{required: []string{"ok"}}
@@ -421,6 +401,11 @@ func (s *resultShape) check(typ, what string, obj []byte, vals *shapeValues) err
 			return invalidResult(typ, "%s has no %q member", what, name)
 		case string(found[i]) == "null":
 			return invalidResult(typ, "%s.%s is null", what, name)
+		}
+	}
+	if s.nested != nil {
+		if err := s.nested.check(typ, s.nestedWhat, found[0], nil); err != nil {
+			return err
 		}
 	}
 	if vals != nil {
