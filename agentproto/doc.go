@@ -56,6 +56,13 @@
 // strings are the Msg constants ([MsgUnauthorized], [MsgTimeoutPrefix], …);
 // [RemoteError.Is] maps them to the Err sentinels.
 //
+// [Client.Call] relays any result; the typed methods ([Client.Snapshot],
+// [Client.Click], [Client.GetTask], …) check theirs: a wrong "kind", a
+// missing member or null where a value is needed is an error matching
+// [ErrInvalidResult], never an empty value, and a task that does not
+// exist is [ErrNoTask]. A program that embeds a [Host] waits for the
+// extension with [Host.WaitOnline].
+//
 // # Limits
 //
 // Request frames: [DefaultMaxRequestSize] (4 MiB; beyond it the connection
