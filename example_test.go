@@ -24,14 +24,15 @@ import (
 // An agent on the WebOperator bridge: snapshot the page, click a node.
 func Example_agentOnTheBridge() {
 	ctx := context.Background()
-	// A bridge in memory, its extension scripted; the real one: agentproto.Dial(ctx, "", nil).
+	// A bridge in memory, its extension scripted; the real one: agentproto.DialEnv(ctx, os.Getenv, nil).
 	reply := func(result string) agentprototest.Handler {
 		return agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
 			return json.RawMessage(result), nil
 		})
 	}
 	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.Mux{
-		agentproto.TypeSnapshot: reply(`{"kind":"snapshot","snapshot":{"url":"https://shop.example/","nodes":[{"ref":"@e1","role":"button","name":"Buy"}]}}`),
+		agentproto.TypeSnapshot: reply(`{"kind":"snapshot","snapshot":{"url":"https://shop.example/","title":"Shop",
+			"viewport":{"width":1280,"height":800},"domHash":"d1","takenAt":1,"nodes":[{"ref":"@e1","role":"button","name":"Buy"}]}}`),
 		agentproto.TypeClick:    reply(`{"kind":"action:result","result":{"ok":true}}`),
 	}}})
 	defer bridge.Close()

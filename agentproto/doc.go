@@ -13,7 +13,7 @@
 //
 // An agent:
 //
-//	c, err := agentproto.Dial(ctx, "", nil) // $WEBOPERATOR_AGENT_SOCKET, $WEBOPERATOR_API_TOKEN
+//	c, err := agentproto.Dial(ctx, socketPath, &agentproto.ClientOptions{Token: token})
 //	if err != nil { ... }
 //	defer c.Close()
 //	snap, err := c.Snapshot(ctx, agentproto.SnapshotParams{})
@@ -26,13 +26,17 @@
 //	if err != nil { ... }
 //	host := agentproto.NewHost(conn, nil)
 //	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
-//	l, err := agentproto.ListenUnix(ctx, "") // 0600 from birth
+//	l, err := agentproto.ListenUnix(ctx, socketPath) // 0600 from birth
 //	if err != nil { ... }
 //	go func() {
 //		if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) { ... }
 //	}()
 //	err = host.Run(ctx) // until the extension disconnects
 //	srv.Shutdown(context.Background())
+//
+// Nothing in the package reads the environment by itself: [DialEnv] and
+// [ConfigFromEnv] read the reference's WEBOPERATOR_* variables when a
+// program asks them to ([PlatformSocketPath] is the default path).
 //
 // The Examples run these on real sockets and pipes: [Server.Serve] with
 // [Dial], [NewHost] over [nativemsg.Pipe]. For tests, package
@@ -52,6 +56,13 @@
 // request timed out: <type>"; a late answer is dropped. The exact error
 // strings are the Msg constants ([MsgUnauthorized], [MsgTimeoutPrefix], …);
 // [RemoteError.Is] maps them to the Err sentinels.
+//
+// [Client.Call] relays any result; the typed methods ([Client.Snapshot],
+// [Client.Click], [Client.GetTask], …) check theirs: a wrong "kind", a
+// missing member or null where a value is needed is an error matching
+// [ErrInvalidResult], never an empty value, and a task that does not
+// exist is [ErrNoTask]. A program that embeds a [Host] waits for the
+// extension with [Host.WaitOnline].
 //
 // # Limits
 //
@@ -86,9 +97,11 @@
 // a deeply nested result costs the size of its text, never the square of
 // its depth; reordering objects as JavaScript orders their members copies
 // at most four times the result's size (beyond that, the result's own
-// order is kept). [ToolResult.Structured] carries results at most
-// [MaxStructuredDepth] levels deep. A cancelled weboperator_execute_goal
-// stops its task within [StopTaskTimeout]. Every limit is checked before
+// order is kept). [ToolResult.Structured] carries results at most 990
+// levels deep (the go-sdk refuses messages nested 1,000 deep). Tool
+// arguments are at most 1 MiB, Chrome's limit. weboperator_execute_goal
+// waits at most CallToolOptions.MaxGoalTimeout ([DefaultMaxGoalTimeout],
+// 1 h); a cancelled one stops its task within 5 s. Every limit is checked before
 // allocating.
 //
 // The rest of the defaults, each set by the option named: an oversized

@@ -83,9 +83,10 @@ func ExampleTaskStatus_Final() {
 // extension's events. (Compiled, not run: it needs a live bridge.)
 func ExampleDial() {
 	ctx := context.Background()
-	// WEBOPERATOR_AGENT_SOCKET and WEBOPERATOR_API_TOKEN; a socket whose
+	// WEBOPERATOR_AGENT_SOCKET and WEBOPERATOR_API_TOKEN, as the reference
+	// client reads them (Dial itself reads no environment); a socket whose
 	// server runs as another user is refused before the token is sent.
-	c, err := agentproto.Dial(ctx, "", nil)
+	c, err := agentproto.DialEnv(ctx, os.Getenv, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -124,7 +125,9 @@ func ExampleNewServer() {
 	}
 	host := agentproto.NewHost(conn, nil) // bridge:hello, host-made ids, 1 MiB refusal
 	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: os.Getenv(agentproto.EnvToken)})
-	l, err := agentproto.ListenUnix(ctx, "") // 0600 from birth, never replaces a stranger's socket
+	// WEBOPERATOR_AGENT_SOCKET, else the platform's default path: 0600 from
+	// birth, never replaces a stranger's socket.
+	l, err := agentproto.ListenUnix(ctx, os.Getenv(agentproto.EnvSocket))
 	if err != nil {
 		log.Fatal(err)
 	}

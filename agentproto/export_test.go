@@ -3,3 +3,9 @@ package agentproto
 // QueuedBytes returns the bytes waiting to be written to all of s's
 // clients together, as its MaxTotalQueuedBytes budget counts them.
 func QueuedBytes(s *Server) int64 { return s.budget.Used() }
+
+// Limits that are facts rather than options, for the tests.
+const (
+	MaxToolArgumentsSize = maxToolArgumentsSize
+	MaxStructuredDepth   = maxStructuredDepth
+)

@@ -276,7 +276,7 @@ func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, path,
 }
 
 var browserPosts = map[string]string{
-	"navigate": TypeNavigate, "click": TypeClick, "type": TypeType,
+	"navigate": TypeNavigate, "click": TypeClick, "type": TypeText,
 	"press": TypePress, "scroll": TypeScroll, "extract": TypeExtract,
 }
 
@@ -706,7 +706,7 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 				return errors.New("timeoutMs must be a number")
 			}
 			if ms > 0 {
-				timeout = clampMillis(ms, MaxGoalTimeout)
+				timeout = clampMillis(ms, DefaultMaxGoalTimeout)
 			}
 		}
 		return nil

@@ -86,9 +86,10 @@ const (
 	// DefaultGoalTimeout is how long weboperator_execute_goal lets a task
 	// run when timeoutMs is missing or not positive.
 	DefaultGoalTimeout = 120 * time.Second
-	// MaxGoalTimeout caps weboperator_execute_goal's timeoutMs (the
-	// reference has no cap).
-	MaxGoalTimeout = time.Hour
+	// DefaultMaxGoalTimeout caps weboperator_execute_goal's timeoutMs
+	// unless CallToolOptions.MaxGoalTimeout says otherwise (the reference
+	// has no cap).
+	DefaultMaxGoalTimeout = time.Hour
 	// DefaultToolTimeout bounds each command a tool sends when ctx has no
 	// deadline (the reference's 30 s; browser_navigate gets
 	// [DefaultNavigateToolTimeout]).
@@ -96,13 +97,14 @@ const (
 	// DefaultNavigateToolTimeout bounds browser_navigate when ctx has no
 	// deadline (the reference's 60 s).
 	DefaultNavigateToolTimeout = 60 * time.Second
-	// MaxToolArgumentsSize is the largest arguments document [CallTool]
+	// maxToolArgumentsSize is the largest arguments document [CallTool]
 	// accepts, in bytes: Chrome's 1 MiB limit on what reaches the
-	// extension.
-	MaxToolArgumentsSize = 1 << 20
-	// StopTaskTimeout bounds the tasks.stop that weboperator_execute_goal
-	// sends when its call is cancelled after the task started.
-	StopTaskTimeout = 5 * time.Second
+	// extension (a fact of the link, not a tuning knob).
+	maxToolArgumentsSize = 1 << 20
+	// stopTaskTimeout bounds the best-effort tasks.stop that
+	// weboperator_execute_goal sends when its call is cancelled after the
+	// task started.
+	stopTaskTimeout = 5 * time.Second
 	// goalWaitMargin is how much longer than the task's own wait the
 	// tasks.wait command may take (the reference's MCP layer adds 10 s).
 	goalWaitMargin = 10 * time.Second
@@ -350,7 +352,7 @@ func (c serverCaller) Call(ctx context.Context, typ string, payload any, result 
 	if res == nil {
 		res = nullResult
 	}
-	return decodeResult(res, nil, result)
+	return decodeResult(typ, res, nil, result)
 }
 
 // ErrUnknownTool is matched (errors.Is) by [CallTool]'s error for a name
@@ -384,6 +386,9 @@ type CallToolOptions struct {
 	// once per step the task finished, when c also carries the
 	// extension's events ([EventCaller]).
 	Progress func(ToolProgress)
+	// MaxGoalTimeout caps weboperator_execute_goal's timeoutMs (a model
+	// may ask for any). Zero means [DefaultMaxGoalTimeout].
+	MaxGoalTimeout time.Duration
 }
 
 // ToolProgress is one progress report of a long tool.
@@ -480,7 +485,7 @@ type GoalSummary struct {
 // means {}) through c, as the reference's tool layer does.
 //
 // args are checked before anything is sent: strict JSON (no duplicate or
-// case-variant keys), at most [MaxToolArgumentsSize] bytes, valid against
+// case-variant keys), at most 1 MiB, valid against
 // the tool's schema; a failure is a *[ToolArgumentsError]. An unknown name
 // is an error matching [ErrUnknownTool]. Errors from the bridge or the
 // extension are returned as they are (*[RemoteError], errors matching
@@ -504,8 +509,12 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 		return nil, err
 	}
 	var progress func(ToolProgress)
+	maxGoal := DefaultMaxGoalTimeout
 	if opts != nil {
 		progress = opts.Progress
+		if opts.MaxGoalTimeout > 0 {
+			maxGoal = opts.MaxGoalTimeout
+		}
 	}
 	typ, payload := "", map[string]json.RawMessage{}
 	switch name {
@@ -520,7 +529,7 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 		typ = TypeClick
 		copyArgs(payload, a, "index", "selector")
 	case ToolType:
-		typ = TypeType
+		typ = TypeText
 		copyArgs(payload, a, "index", "selector", "text", "clear")
 	case ToolPress:
 		typ = TypePress
@@ -543,7 +552,7 @@ func CallTool(ctx context.Context, c Caller, name string, args json.RawMessage, 
 			payload["type"] = t
 		}
 	case ToolExecuteGoal:
-		return executeGoal(ctx, c, a, progress)
+		return executeGoal(ctx, c, a, maxGoal, progress)
 	}
 	timeout := DefaultToolTimeout
 	if typ == TypeNavigate {
@@ -601,8 +610,8 @@ func (t *compiledTool) validate(args json.RawMessage) (map[string]json.RawMessag
 	bad := func(path, msg string) error {
 		return &ToolArgumentsError{Tool: t.Name, Path: path, Message: msg}
 	}
-	if len(args) > MaxToolArgumentsSize {
-		return nil, bad("", "arguments exceed "+strconv.Itoa(MaxToolArgumentsSize)+" bytes")
+	if len(args) > maxToolArgumentsSize {
+		return nil, bad("", "arguments exceed "+strconv.Itoa(maxToolArgumentsSize)+" bytes")
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = emptyObject
@@ -681,16 +690,16 @@ func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessag
 	return &ToolResult{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
 }
 
-// MaxStructuredDepth is the deepest result [ToolResult.Structured]
+// maxStructuredDepth is the deepest result [ToolResult.Structured]
 // carries: the go-sdk (as encoding/json) refuses JSON-RPC messages nested
 // deeper than 1,000 levels, and the message holds the result 4 levels down.
 // A deeper result is {"result": null, "omitted": "…"}; Text has it.
-const MaxStructuredDepth = 990
+const maxStructuredDepth = 990
 
 // wrapResult is {"result": res}.
 func wrapResult(res json.RawMessage) json.RawMessage {
-	if jsonDepth(res) > MaxStructuredDepth {
-		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(MaxStructuredDepth) + ` levels: the text has it"}`)
+	if jsonDepth(res) > maxStructuredDepth {
+		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(maxStructuredDepth) + ` levels: the text has it"}`)
 	}
 	return append(append([]byte(`{"result":`), bytes.TrimSpace(res)...), '}')
 }
@@ -778,13 +787,13 @@ func resultImage(res json.RawMessage) *Image {
 // executeGoal runs weboperator_execute_goal: tasks.start, tasks.wait, and
 // the reference's summary of the task. A call cancelled once the task
 // started stops it (tasks.stop).
-func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, progress func(ToolProgress)) (*ToolResult, error) {
+func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, maxWait time.Duration, progress func(ToolProgress)) (*ToolResult, error) {
 	if progress == nil {
 		progress = func(ToolProgress) {}
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
-		wait = clampMillis(n, MaxGoalTimeout)
+		wait = clampMillis(n, maxWait)
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
@@ -839,9 +848,9 @@ func executeGoal(ctx context.Context, c Caller, a map[string]json.RawMessage, pr
 }
 
 // stopTask sends tasks.stop for the task id of a call whose ctx ended,
-// within [StopTaskTimeout]; its outcome changes nothing for the caller.
+// within stopTaskTimeout; its outcome changes nothing for the caller.
 func stopTask(ctx context.Context, c Caller, id jsValue) {
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTaskTimeout)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTaskTimeout)
 	defer cancel()
 	var res json.RawMessage
 	_ = c.Call(stopCtx, TypeTasksStop, orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id)}), &res)

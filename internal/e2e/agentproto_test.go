@@ -152,7 +152,7 @@ func TestAgentProtocolInChromium(t *testing.T) {
 		s, err = c.Snapshot(ctx, agentproto.SnapshotParams{})
 		require.NoError(t, err)
 		assert.Equal(t, "2", findNode(t, s, "textbox", "Count").Value)
-		res, err := c.Extract(ctx, agentproto.ExtractParams{Refs: findNode(t, s, "textbox", "Count").Ref})
+		res, err := c.Extract(ctx, agentproto.ExtractParams{Refs: agentproto.ExtractRefs(findNode(t, s, "textbox", "Count").Ref)})
 		require.NoError(t, err)
 		require.Len(t, res.Result.Extracted, 1)
 		assert.Equal(t, "2", res.Result.Extracted[0].Value)
@@ -206,7 +206,7 @@ func TestAgentProtocolInChromium(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, agentproto.StatusDone, done.Status)
 
-		var kinds []string
+		var kinds []agentproto.EventKind
 		deadline := time.After(10 * time.Second)
 		for !slices.Contains(kinds, agentproto.EventTaskStep) || !slices.Contains(kinds, agentproto.EventTaskUpdate) {
 			select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agentproto"
@@ -112,9 +113,11 @@ func errorResult(err error) *mcp.CallToolResult {
 //
 // BridgeDialer is safe for concurrent use; calls share one connection.
 type BridgeDialer struct {
-	// Path is the socket path; "" means agentproto.SocketPath().
+	// Path is the socket path; "" means agentproto.PlatformSocketPath()
+	// (the environment is not read: see [NewBridgeDialerFromEnv]).
 	Path string
-	// Options are the client's options (token, peer check, limits).
+	// Options are the client's options (token, peer check, limits). Nil
+	// means no token.
 	Options *agentproto.ClientOptions
 	// Logger receives connection changes. Nil is silent.
 	Logger *slog.Logger
@@ -122,6 +125,20 @@ type BridgeDialer struct {
 	mu     sync.Mutex
 	client *agentproto.Client
 	closed bool
+}
+
+// NewBridgeDialerFromEnv returns a [BridgeDialer] for the socket and token
+// the reference MCP server reads: WEBOPERATOR_AGENT_SOCKET (else the
+// platform's default path) and WEBOPERATOR_API_TOKEN, read with getenv
+// (nil means os.Getenv).
+func NewBridgeDialerFromEnv(getenv func(string) string) *BridgeDialer {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return &BridgeDialer{
+		Path:    getenv(agentproto.EnvSocket),
+		Options: &agentproto.ClientOptions{Token: getenv(agentproto.EnvToken)},
+	}
 }
 
 // ErrBridgeUnreachable is matched by a [BridgeDialer] call's error when the
@@ -166,7 +183,7 @@ func (d *BridgeDialer) conn(ctx context.Context) (*agentproto.Client, error) {
 	}
 	path := d.Path
 	if path == "" {
-		path = agentproto.SocketPath()
+		path = agentproto.PlatformSocketPath()
 	}
 	c, err := agentproto.Dial(ctx, path, d.Options)
 	if err != nil {

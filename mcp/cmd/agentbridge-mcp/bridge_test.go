@@ -55,7 +55,7 @@ func (s *standIn) handler() agentprototest.Handler {
 		agentproto.TypeScreenshot:   map[string]any{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(fakeJPEG)},
 		agentproto.TypeNavigate:     map[string]any{"ok": true, "tabId": 7, "url": "https://example.com/", "title": "Example"},
 		agentproto.TypeClick:        action,
-		agentproto.TypeType:         action,
+		agentproto.TypeText:         action,
 		agentproto.TypePress:        action,
 		agentproto.TypeScroll:       action,
 		agentproto.TypeExtract:      map[string]any{"kind": "action:result", "result": map[string]any{"ok": true, "extracted": []any{map[string]any{"ref": "@e1", "text": "Example Domain"}}}},
@@ -179,7 +179,7 @@ func TestBridgeTools(t *testing.T) {
 
 		res = call(t, cs, agentproto.ToolType, map[string]any{"selector": "#q", "text": "hello", "clear": true})
 		require.False(t, res.IsError, text(res))
-		assert.JSONEq(t, `{"selector":"#q","text":"hello","clear":true}`, string(ext.payload(agentproto.TypeType)))
+		assert.JSONEq(t, `{"selector":"#q","text":"hello","clear":true}`, string(ext.payload(agentproto.TypeText)))
 
 		res = call(t, cs, agentproto.ToolPress, map[string]any{"key": "Enter"})
 		require.False(t, res.IsError, text(res))

@@ -177,7 +177,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	if useBridge {
 		// agentproto.Dial checks that the socket's server runs as this
 		// user, so a socket planted by someone else never sees the token.
-		dialer := &mcptools.BridgeDialer{Path: *socket, Logger: logger}
+		// The token and, without --socket, the path come from the
+		// reference's variables, read explicitly.
+		dialer := mcptools.NewBridgeDialerFromEnv(os.Getenv)
+		if *socket != "" {
+			dialer.Path = *socket
+		}
+		dialer.Logger = logger
 		defer dialer.Close()
 		mcptools.AddBridgeTools(server, dialer)
 	}
