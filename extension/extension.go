@@ -88,10 +88,11 @@ type Options struct {
 	// HubBackoffMax is the longest delay between two dials of the hub.
 	// Zero means 30 s. It must not be shorter than HubBackoffMin.
 	HubBackoffMax time.Duration
-	// Approvals is how the extension answers a hub's approval requests
-	// (approval_request frames, and protocol 2's tool_call interrupts).
-	// The zero value, ApprovalIgnore, never answers, like a person who
-	// never clicks.
+	// Approvals is how the extension answers a hub's approval_request
+	// frames (the classic dialect's approvals; on protocol 2 an approval
+	// is an interrupt of a chat run, which only a side panel answers, and
+	// the reference extension has none). The zero value, ApprovalIgnore,
+	// never answers, like a person who never clicks.
 	Approvals Approval
 	// NativeReconnectDelay is how long the extension waits before it
 	// starts the native host again after its port dropped or failed to
@@ -99,7 +100,8 @@ type Options struct {
 	NativeReconnectDelay time.Duration
 }
 
-// Approval says how the extension answers a hub's approval requests.
+// Approval says how the extension answers a hub's approval_request
+// frames.
 type Approval int
 
 const (
