@@ -28,7 +28,16 @@ import (
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
+// relayChildEnv marks the test binary TestInProcessRelay starts as a
+// host: if the kit's init did not take that start over, the child exits
+// here rather than run the tests (and start itself again).
+const relayChildEnv = "BROWSERTEST_RELAY_CHILD"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(relayChildEnv) != "" {
+		fmt.Fprintln(os.Stderr, "the kit's init did not relay")
+		os.Exit(3)
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -159,27 +168,31 @@ func TestInProcessRelay(t *testing.T) {
 	var hello bytes.Buffer
 	require.NoError(t, nativemsg.NewWriter(&hello, nil).Encode(map[string]string{"kind": "bridge:hello"}))
 	cmd := exec.Command(exe, extension.NativeOrigin)
-	cmd.Env = append(os.Environ(), relay.Env())
+	cmd.Env = append(os.Environ(), relay.Env(), relayChildEnv+"=1")
 	stdin, err := cmd.StdinPipe() // open, as Chromium keeps the port
 	require.NoError(t, err)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	require.NoError(t, cmd.Start())
-	defer cmd.Wait()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	exited := make(chan error, 1)
+	go func() {
+		exited <- cmd.Wait()
+		cancel() // a child that exits without connecting ends the Accept
+	}()
 	_, err = stdin.Write(hello.Bytes())
 	require.NoError(t, err)
 	defer stdin.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	c, err := relay.Accept(ctx)
-	require.NoError(t, err)
+	require.NoError(t, err, "the child connected")
 	defer c.Close()
 	var got map[string]string
 	require.NoError(t, c.Decode(&got))
 	assert.Equal(t, "bridge:hello", got["kind"])
 	require.NoError(t, c.Encode(map[string]string{"kind": "bridge:response"}))
 	require.NoError(t, c.Close())
-	require.NoError(t, cmd.Wait())
+	require.NoError(t, <-exited)
 	assert.Contains(t, out.String(), "bridge:response", "the frame went to standard output, and nothing else did")
 	assert.NotContains(t, out.String(), "PASS", "no test ran")
 

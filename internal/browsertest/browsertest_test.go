@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -233,21 +231,6 @@ func TestLaunchErrors(t *testing.T) {
 		_, err := browsertest.Launch(ctx, &browsertest.Options{Chromium: stand})
 		assert.ErrorIs(t, err, context.Canceled)
 	})
-}
-
-func TestPages(t *testing.T) {
-	srv := browsertest.ServePages(t, map[string]string{"/": "<h1>home</h1>"})
-	assert.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"), "loopback only")
-	res, err := http.Get(srv.URL + "/")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	assert.Equal(t, "<h1>home</h1>", string(body))
-	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
-
-	rec := httptest.NewRecorder()
-	browsertest.Pages{}.ServeHTTP(rec, httptest.NewRequest("GET", "/missing", nil))
-	assert.Equal(t, http.StatusNotFound, rec.Code)
 }
 
 // relayHost builds the relay host and listens for it.
