@@ -16,7 +16,7 @@ import (
 
 // ChromiumEnv is the environment variable that names the Chromium
 // executable when Options.Chromium is empty.
-const ChromiumEnv = ibt.ChromiumEnv
+const ChromiumEnv = "AGENTBRIDGE_CHROMIUM"
 
 // ErrChromiumNotFound is matched by the error FindChromium returns when no
 // browser executable can be found.
@@ -165,10 +165,6 @@ func (b *Browser) Close() error { return b.b.Close() }
 // Output returns the last 64 KiB Chromium wrote to its standard output
 // and error.
 func (b *Browser) Output() []byte { return b.b.Output() }
-
-// ExtensionDir returns the folder Chromium loaded the reference extension
-// from.
-func (b *Browser) ExtensionDir() string { return b.b.ExtensionDir }
 
 // SetExtension rewrites the extension's configuration with opts (nil
 // means the defaults). The extension reads it again before each

@@ -80,6 +80,10 @@ func (r *recorder) run(f func(testing.TB)) {
 	}
 }
 
+func TestChromiumEnv(t *testing.T) {
+	assert.Equal(t, ibt.ChromiumEnv, browsertest.ChromiumEnv, "the variable the engine reads")
+}
+
 func TestStartWithoutChromium(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv(browsertest.ChromiumEnv, "")
@@ -254,17 +258,31 @@ func TestExample(t *testing.T) {
 	testAgentInChromium(t)
 }
 
-// TestHostLeavesNothing runs a host executable of the user's (the example
-// host) with TMPDIR pointed at a fresh folder: the agent reaches the
-// extension through it, and once the test is over the host, Chromium and
-// every folder are gone.
-func TestHostLeavesNothing(t *testing.T) {
+// TestLeavesNothing runs a host executable of the user's (the example
+// host), then an in-process host, with TMPDIR pointed at a fresh folder:
+// the extension reaches each, and once each test is over the hosts,
+// Chromium and every folder are gone.
+func TestLeavesNothing(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
 	host := browsertest.BuildHost(t, "github.com/agentbridge/agentbridge/examples/weboperator-host")
 	tmp, err := os.MkdirTemp("", "t")
 	require.NoError(t, err)
 	defer os.RemoveAll(tmp)
 	t.Setenv("TMPDIR", tmp)
+
+	check := func(t *testing.T, pids []int) {
+		if runtime.GOOS == "linux" {
+			assert.Len(t, pids, 1, "Chromium started the host")
+		}
+		for _, p := range pids {
+			assert.NoError(t, browsertest.WaitExit(t.Context(), p), "the host is gone")
+		}
+		left, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		for _, e := range left {
+			t.Errorf("left in TMPDIR: %s", e.Name())
+		}
+	}
 
 	var pids []int
 	t.Run("host", func(t *testing.T) {
@@ -282,18 +300,38 @@ func TestHostLeavesNothing(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, h.ExtensionOnline())
 		pids = b.HostPids()
-		if runtime.GOOS == "linux" {
-			require.Len(t, pids, 1, "Chromium started the host")
-		}
 	})
-	for _, p := range pids {
-		assert.NoError(t, browsertest.WaitExit(t.Context(), p), "the host is gone")
-	}
-	left, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	for _, e := range left {
-		t.Errorf("left in TMPDIR: %s", e.Name())
-	}
+	check(t, pids)
+
+	pids = nil
+	t.Run("in-process", func(t *testing.T) {
+		b := browsertest.Start(t, &browsertest.Options{
+			Extension: &extension.Options{NativeReconnectDelay: 100 * time.Millisecond},
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		// The port, and after it drops the next one the extension opens.
+		for range 2 {
+			port, err := b.AcceptNative(ctx)
+			require.NoError(t, err, "chromium output:\n%s", b.Output())
+			var hello map[string]any
+			require.NoError(t, port.Decode(&hello))
+			assert.Equal(t, "bridge:hello", hello["kind"])
+			pids = b.HostPids()
+			if runtime.GOOS == "linux" {
+				assert.Equal(t, []int{port.Pid}, pids, "the relay is the host Chromium started")
+			}
+			require.NoError(t, port.Close())
+			if port.Pid != 0 {
+				require.NoError(t, browsertest.WaitExit(ctx, port.Pid), "the relay exits with its port")
+			}
+		}
+		// A third port, left open: the browser's cleanup closes it.
+		_, err := b.AcceptNative(ctx)
+		require.NoError(t, err)
+		pids = b.HostPids()
+	})
+	check(t, pids)
 }
 
 // TestHub points the extension at a hub of the test's in the protocol-2
