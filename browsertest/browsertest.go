@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -96,7 +97,8 @@ type Browser struct {
 // later: wait with [Browser.AcceptNative], [DialAgent] or your hub). It
 // skips the test with a clear message when Chromium is missing and
 // opts names none, and fails it instead when the environment variable CI
-// is set. The browser gets a fresh profile in a temporary folder, and
+// is set; on systems the kit does not support (Windows) it skips it. The
+// browser gets a fresh profile in a temporary folder, and
 // Chromium a private TMPDIR, so nothing is left in the caller's TMPDIR.
 //
 // The browser is closed when the test and its subtests finish, passed or
@@ -106,6 +108,9 @@ type Browser struct {
 // failed. opts may be nil.
 func Start(t testing.TB, opts *Options) *Browser {
 	t.Helper()
+	if err := ibt.Supported(); err != nil {
+		t.Skipf("skipping the real-browser test: %v (%s)", err, runtime.GOOS)
+	}
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -68,9 +68,9 @@
 //
 // # Limits
 //
-// Unix systems only (Linux, macOS, the BSDs); HostPids and the search for
-// stray processes need Linux's /proc. Output keeps the last 64 KiB of
-// Chromium's output. The window is 1280 by 800. Each Start runs a
+// Unix systems only (Linux, macOS, the BSDs; elsewhere Start skips the
+// test); HostPids and the search for stray processes need Linux's /proc.
+// Output keeps the last 64 KiB of Chromium's output. The window is 1280 by 800. Each Start runs a
 // separate Chromium of several processes and a few hundred MB: on a small
 // machine, run browser tests one after the other (no t.Parallel).
 //

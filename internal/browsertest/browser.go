@@ -121,6 +121,9 @@ type Browser struct {
 // track and stop Chromium's processes.
 var ErrUnsupported = errors.New("browsertest: unsupported on this system")
 
+// Supported returns nil where Launch can run, else ErrUnsupported.
+func Supported() error { return supported() }
+
 // gracePeriod is how long Close lets Chromium exit after SIGTERM before it
 // kills it.
 const gracePeriod = 5 * time.Second
