@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extension"
 	ibt "github.com/agentbridge/agentbridge/internal/browsertest"
+	"github.com/agentbridge/agentbridge/internal/tbrecorder"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -39,45 +39,6 @@ func TestMain(m *testing.M) {
 		os.Exit(3)
 	}
 	goleak.VerifyTestMain(m)
-}
-
-// recorder is a testing.TB that records what the kit does with it. Its
-// Fatal and Skip methods end the calling goroutine, as the real ones do.
-type recorder struct {
-	testing.TB
-	mu       sync.Mutex
-	fatal    string
-	skip     string
-	cleanups []func()
-}
-
-func (r *recorder) Helper() {}
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.mu.Lock()
-	r.fatal = fmt.Sprintf(format, args...)
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-func (r *recorder) Skipf(format string, args ...any) {
-	r.mu.Lock()
-	r.skip = fmt.Sprintf(format, args...)
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
-
-// run calls f with r in a goroutine of its own, as the testing package
-// runs a test, then runs the cleanups f registered.
-func (r *recorder) run(f func(testing.TB)) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f(r)
-	}()
-	<-done
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
 }
 
 func TestChromiumEnv(t *testing.T) {
@@ -96,19 +57,19 @@ func TestStartWithoutChromium(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CI", tc.ci)
-			r := &recorder{TB: t}
-			r.run(func(tb testing.TB) { browsertest.Start(tb, nil) })
+			r := tbrecorder.New(t)
+			r.Run(func(tb testing.TB) { browsertest.Start(tb, nil) })
 			if tc.fatal == "" {
-				assert.Empty(t, r.fatal)
+				assert.Empty(t, r.FatalMsg)
 			} else {
-				assert.Contains(t, r.fatal, tc.fatal)
+				assert.Contains(t, r.FatalMsg, tc.fatal)
 			}
 			if tc.skip == "" {
-				assert.Empty(t, r.skip)
+				assert.Empty(t, r.SkipMsg)
 			} else {
-				assert.Contains(t, r.skip, tc.skip)
+				assert.Contains(t, r.SkipMsg, tc.skip)
 			}
-			assert.Empty(t, r.cleanups, "nothing was started")
+			assert.Zero(t, r.Cleanups(), "nothing was started")
 		})
 	}
 }
@@ -140,19 +101,20 @@ func TestAcceptNativeNeedsThePort(t *testing.T) {
 }
 
 func TestStartRefusesBadExtensionOptions(t *testing.T) {
-	r := &recorder{TB: t}
-	r.run(func(tb testing.TB) {
+	r := tbrecorder.New(t)
+	r.Run(func(tb testing.TB) {
 		browsertest.Start(tb, &browsertest.Options{Chromium: fakeChromium(t), Extension: &extension.Options{HubPort: 52789}})
 	})
-	assert.Contains(t, r.fatal, "HubToken is required")
+	r.RunCleanups()
+	assert.Contains(t, r.FatalMsg, "HubToken is required")
 }
 
 func TestBuildHostFails(t *testing.T) {
-	r := &recorder{TB: t}
-	r.run(func(tb testing.TB) {
+	r := tbrecorder.New(t)
+	r.Run(func(tb testing.TB) {
 		browsertest.BuildHost(tb, "github.com/agentbridge/agentbridge/browsertest/nonexistent")
 	})
-	assert.Contains(t, r.fatal, "nonexistent")
+	assert.Contains(t, r.FatalMsg, "nonexistent")
 }
 
 // TestInProcessRelay starts the test binary the way Chromium starts an
