@@ -21,7 +21,9 @@
 // A native host is found by its manifest, which must list [NativeOrigin] in
 // allowed_origins: `weboperator-host install --browser chromium
 // --extension-id <ID>` (examples/weboperator-host) writes one. The command
-// examples/extension writes the folder and prints how to load it.
+// examples/extension writes the folder and prints how to load it. For
+// tests, package [github.com/agentbridge/agentbridge/browsertest] starts
+// headless Chromium with the extension wired to your host or hub.
 //
 // # Security
 //
