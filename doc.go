@@ -27,7 +27,10 @@
 // For tests of programs built on the SDK,
 // [github.com/agentbridge/agentbridge/agentproto/agentprototest] and
 // [github.com/agentbridge/agentbridge/extbridge/extbridgetest] stand in for
-// the browser extension, in memory.
+// the browser extension, in memory;
+// [github.com/agentbridge/agentbridge/browsertest] runs the real thing, the
+// project's reference extension in headless Chromium, wired to your native
+// host or your hub.
 //
 // # Examples
 //

@@ -33,7 +33,7 @@ func Example_agentOnTheBridge() {
 	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{Extension: agentprototest.Options{Handler: agentprototest.Mux{
 		agentproto.TypeSnapshot: reply(`{"kind":"snapshot","snapshot":{"url":"https://shop.example/","title":"Shop",
 			"viewport":{"width":1280,"height":800},"domHash":"d1","takenAt":1,"nodes":[{"ref":"@e1","role":"button","name":"Buy"}]}}`),
-		agentproto.TypeClick:    reply(`{"kind":"action:result","result":{"ok":true}}`),
+		agentproto.TypeClick: reply(`{"kind":"action:result","result":{"ok":true}}`),
 	}}})
 	defer bridge.Close()
 	c, err := bridge.Dial(ctx, nil)

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extension"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -148,7 +148,10 @@ func TestChromiumLoadsTheFolder(t *testing.T) {
 	// The printed flags come after the harness's own and win: Chromium
 	// loads the command's folder, not the harness's extension (whose hub
 	// side is off, so the hub hears only from the command's).
-	b := browsertest.Start(t, &browsertest.Options{Args: append(flags, "--disable-extensions-except="+dir)})
+	b := browsertest.Start(t, &browsertest.Options{
+		Extension: &extension.Options{DisableNative: true},
+		Args:      append(flags, "--disable-extensions-except="+dir),
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, hub.WaitConnected(ctx), "chromium output:\n%s", b.Output())

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/browsertest"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 const hostPackage = "github.com/agentbridge/agentbridge/examples/weboperator-host"
@@ -39,7 +39,7 @@ type agentBridge struct {
 
 func startAgentBridge(t *testing.T, reconnect time.Duration) *agentBridge {
 	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, hostPackage)
+	host := browsertest.BuildHost(t, hostPackage)
 	// Unix socket paths are short (108 bytes): keep it out of the long
 	// test temp dir.
 	dir, err := os.MkdirTemp("", "e2e-sock-")
@@ -47,12 +47,12 @@ func startAgentBridge(t *testing.T, reconnect time.Duration) *agentBridge {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ab := &agentBridge{socket: filepath.Join(dir, "bridge.sock"), token: newToken(t)}
 	ab.browser = browsertest.Start(t, &browsertest.Options{
-		HostPath: host,
+		Host: host,
 		Env: []string{
 			agentproto.EnvToken + "=" + ab.token,
 			agentproto.EnvSocket + "=" + ab.socket,
 		},
-		Extension: extension.Config{NativeReconnectDelay: reconnect},
+		Extension: &extension.Options{NativeReconnectDelay: reconnect},
 	})
 	return ab
 }

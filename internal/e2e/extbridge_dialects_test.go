@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	// The scripted side panel (Panel) is project-internal: this test
+	// drives the internal engine under the public kit.
+	ibt "github.com/agentbridge/agentbridge/internal/browsertest"
+	iext "github.com/agentbridge/agentbridge/internal/extension"
 )
 
 // panelBackend answers the scripted panel's message with a turn: the
@@ -65,7 +67,7 @@ func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage, r
 // it, an approval it answers (on protocol 2 an interrupt it resumes), a
 // tool request of its own approved in it, an artifact it loads.
 func TestExtensionBridgeDialectsInChromium(t *testing.T) {
-	browsertest.SkipWithoutChromium(t)
+	ibt.SkipWithoutChromium(t)
 	for _, proto := range []int{0, 2} {
 		name := "classic"
 		if proto == 2 {
@@ -93,7 +95,7 @@ func testPanelDialect(t *testing.T, proto int) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	reports := make(chan extension.PanelReport, 64)
+	reports := make(chan iext.PanelReport, 64)
 	be := &panelBackend{artifact: link, projects: make(chan string, 1)}
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
@@ -104,7 +106,7 @@ func testPanelDialect(t *testing.T, proto int) {
 		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 			switch req.ToolName {
 			case "PanelReport":
-				var r extension.PanelReport
+				var r iext.PanelReport
 				if err := json.Unmarshal([]byte(req.ToolArgs), &r); err != nil {
 					return nil, err
 				}
@@ -135,16 +137,16 @@ func testPanelDialect(t *testing.T, proto int) {
 		assert.ErrorIs(t, <-served, extbridge.ErrServerClosed)
 	})
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	ibt.Start(t, &ibt.Options{Extension: iext.Config{
 		DisableNative: true,
 		HubPort:       l.Addr().(*net.TCPAddr).Port,
 		HubToken:      token,
 		HubBackoffMin: 100 * time.Millisecond,
 		HubBackoffMax: 500 * time.Millisecond,
-		Approvals:     extension.ApprovalApprove,
+		Approvals:     iext.ApprovalApprove,
 		HubProtocol:   proto,
 		HubProjectDir: projectDir,
-		Panel:         &extension.Panel{Message: "hello from the panel", ToolName: "Echo", ToolArgs: `{"text":"hi"}`},
+		Panel:         &iext.Panel{Message: "hello from the panel", ToolName: "Echo", ToolArgs: `{"text":"hi"}`},
 	}})
 	var info extbridge.ConnInfo
 	select {
@@ -160,10 +162,10 @@ func testPanelDialect(t *testing.T, proto int) {
 
 	// The reports come after every run's end and after the tool result:
 	// wait for the one that has seen everything.
-	var last extension.PanelReport
-	done := func(r extension.PanelReport) bool {
+	var last iext.PanelReport
+	done := func(r iext.PanelReport) bool {
 		return r.ToolResult != nil && len(r.Artifacts) > 0 &&
-			slices.ContainsFunc(r.Messages, func(m extension.PanelMessage) bool { return strings.HasPrefix(m.Text, "the panel said") })
+			slices.ContainsFunc(r.Messages, func(m iext.PanelMessage) bool { return strings.HasPrefix(m.Text, "the panel said") })
 	}
 	for !done(last) {
 		select {
@@ -172,10 +174,10 @@ func testPanelDialect(t *testing.T, proto int) {
 			require.FailNow(t, "no complete panel report", "last: %+v", last)
 		}
 	}
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "user", Text: "hello from the panel"}, "the user's message echoed")
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "assistant", Text: "Here is a cat: " + link}, "streamed in chunks")
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "assistant", Text: "the panel said approved"})
-	assert.Equal(t, []extension.PanelArtifact{{URL: last.Artifacts[0].URL, Status: 200, Body: "meow"}}, last.Artifacts)
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "user", Text: "hello from the panel"}, "the user's message echoed")
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "assistant", Text: "Here is a cat: " + link}, "streamed in chunks")
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "assistant", Text: "the panel said approved"})
+	assert.Equal(t, []iext.PanelArtifact{{URL: last.Artifacts[0].URL, Status: 200, Body: "meow"}}, last.Artifacts)
 	assert.True(t, last.ToolResult.Success, "%+v", last.ToolResult)
 	assert.Equal(t, "conv-e2e", last.Thread)
 	if proto == 2 {

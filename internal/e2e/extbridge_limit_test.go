@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 // A read whose result is larger than the hub's ReadLimit fails with the
@@ -51,7 +51,7 @@ func TestExtensionBridgeReadOverLimitInChromium(t *testing.T) {
 		assert.ErrorIs(t, <-served, extbridge.ErrServerClosed)
 	})
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	browsertest.Start(t, &browsertest.Options{Extension: &extension.Options{
 		DisableNative: true,
 		HubPort:       l.Addr().(*net.TCPAddr).Port,
 		HubToken:      token,

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 // startHub serves a hub on addr ("127.0.0.1:0" for any port) until the
@@ -52,7 +52,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 	connected := make(chan extbridge.ConnInfo, 4)
 	hub, port, stopHub := startHub(t, "127.0.0.1:0", token, connected)
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	browsertest.Start(t, &browsertest.Options{Extension: &extension.Options{
 		DisableNative: true,
 		HubPort:       port,
 		HubToken:      token,

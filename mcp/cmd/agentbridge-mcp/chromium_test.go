@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/browsertest"
+	"github.com/agentbridge/agentbridge/extension"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +28,7 @@ import (
 // fails instead when CI is set.
 func TestChromium(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, "github.com/agentbridge/agentbridge/examples/weboperator-host")
+	host := browsertest.BuildHost(t, "github.com/agentbridge/agentbridge/examples/weboperator-host")
 	// Unix socket paths are short (108 bytes): keep it out of the long test
 	// temp dir.
 	dir, err := os.MkdirTemp("", "mcp-e2e-")
@@ -45,9 +45,9 @@ func TestChromium(t *testing.T) {
 	hubPort := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	browser := browsertest.Start(t, &browsertest.Options{
-		HostPath:  host,
+		Host:      host,
 		Env:       []string{agentproto.EnvToken + "=" + token, agentproto.EnvSocket + "=" + socket},
-		Extension: extension.Config{HubPort: hubPort, HubToken: hubToken, HubBackoffMin: 100 * time.Millisecond, HubBackoffMax: 500 * time.Millisecond},
+		Extension: &extension.Options{HubPort: hubPort, HubToken: hubToken, HubBackoffMin: 100 * time.Millisecond, HubBackoffMax: 500 * time.Millisecond},
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -55,7 +55,7 @@ func TestChromium(t *testing.T) {
 	require.NoError(t, err, "the host never came online; chromium output:\n%s", browser.Output())
 	probe.Close()
 
-	pages := browsertest.ServePages(t, map[string]string{
+	pages := browsertest.NewPageServer(t, map[string]string{
 		"/": `<!doctype html><html><head><title>MCP e2e</title></head><body style="background:#fff">
 <h1>Hello from the MCP test</h1><a href="/next">Next page</a><button>Press me</button></body></html>`,
 		"/next": `<!doctype html><title>Next</title><p>next</p>`,
