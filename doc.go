@@ -20,11 +20,17 @@
 //     manifests, discovery, a checker, and the dependency-aware batch
 //     workflow: planner, executor with pacing, a net/http server adapter and
 //     a client.
+//   - [github.com/agentbridge/agentbridge/safeprint]: printing what a page,
+//     a site or an extension sent (JSON within bounded memory, text with
+//     control characters made visible).
 //
 // For tests of programs built on the SDK,
 // [github.com/agentbridge/agentbridge/agentproto/agentprototest] and
 // [github.com/agentbridge/agentbridge/extbridge/extbridgetest] stand in for
-// the browser extension, in memory.
+// the browser extension, in memory;
+// [github.com/agentbridge/agentbridge/browsertest] runs the real thing, the
+// project's reference extension in headless Chromium, wired to your native
+// host or your hub.
 //
 // # Examples
 //

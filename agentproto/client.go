@@ -36,8 +36,9 @@ const DefaultEventBuffer = 256
 
 // ClientOptions configures a [Client]. Nil options mean all defaults.
 type ClientOptions struct {
-	// Token is sent with every request. Empty means the value of
-	// WEBOPERATOR_API_TOKEN (no token when that is unset too).
+	// Token is sent with every request. Empty means none. The client never
+	// reads the environment: [DialEnv] and [Config.ClientOptions] take the
+	// token from WEBOPERATOR_API_TOKEN when asked to.
 	Token string
 	// InsecureSkipPeerCheck turns off [Dial]'s check of the server's user.
 	// By default Dial reads the socket's peer credentials (SO_PEERCRED on
@@ -93,19 +94,20 @@ type clientCall struct {
 	err    error
 }
 
-// SocketPath returns the agent socket's path: WEBOPERATOR_AGENT_SOCKET,
-// else [DefaultSocketPath] (on Windows, which has no shared /tmp, the
-// per-user %LOCALAPPDATA%\WebOperator\agent.sock).
-func SocketPath() string {
-	if p := os.Getenv(EnvSocket); p != "" {
-		return p
-	}
-	return defaultSocketPath()
-}
+// PlatformSocketPath returns the agent socket's default path on this
+// system, without looking at the environment: [DefaultSocketPath] (on
+// Windows, which has no shared /tmp, the per-user
+// %LOCALAPPDATA%\WebOperator\agent.sock). WEBOPERATOR_AGENT_SOCKET
+// overrides it only where a program asks for it: [ConfigFromEnv],
+// [DialEnv].
+func PlatformSocketPath() string { return defaultSocketPath() }
 
-// Dial connects to the agent socket at path ("" means [SocketPath]()).
-// Unless opts.InsecureSkipPeerCheck is set, it first checks that the
-// server runs as the current user (see [ClientOptions]). opts may be nil.
+// Dial connects to the agent socket at path ("" means
+// [PlatformSocketPath]()). Unless opts.InsecureSkipPeerCheck is set, it
+// first checks that the server runs as the current user (see
+// [ClientOptions]). opts may be nil. Dial reads no environment variable:
+// the path and opts.Token are all it uses ([DialEnv] follows the
+// reference client's WEBOPERATOR_* variables).
 //
 // A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes a connection that sends no authenticated
 // request within its ServerOptions.AuthTimeout (10 s by default): a program that
@@ -113,7 +115,7 @@ func SocketPath() string {
 // first request at once, such as [Client.Health].
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
-		path = SocketPath()
+		path = PlatformSocketPath()
 	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", path)
@@ -127,6 +129,25 @@ func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error
 		}
 	}
 	return NewClient(nc, opts), nil
+}
+
+// DialEnv dials as the reference agent client does, from the variables
+// the browser passes to the host: the socket at WEBOPERATOR_AGENT_SOCKET
+// (else [PlatformSocketPath]) and, unless opts sets a Token, the token of
+// WEBOPERATOR_API_TOKEN. getenv reads a variable (nil means os.Getenv);
+// only these two are read. opts may be nil and is not modified.
+func DialEnv(ctx context.Context, getenv func(string) string, opts *ClientOptions) (*Client, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var o ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Token == "" {
+		o.Token = getenv(EnvToken)
+	}
+	return Dial(ctx, getenv(EnvSocket), &o)
 }
 
 // NewClient returns a [Client] speaking the protocol over conn, which it
@@ -147,12 +168,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	token := o.Token
-	if token == "" {
-		token = os.Getenv(EnvToken)
-	}
-	if token != "" {
-		c.tokenLit = wire.AppendString([]byte(`,"token":`), token)
+	if o.Token != "" {
+		c.tokenLit = wire.AppendString([]byte(`,"token":`), o.Token)
 	}
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
@@ -199,7 +216,7 @@ func (c *Client) Call(ctx context.Context, typ string, payload any, result any) 
 	if err != nil {
 		return err
 	}
-	return decodeResult(res, buf, result)
+	return decodeResult(typ, res, buf, result)
 }
 
 // call is [Client.Call] up to the raw result, held by the returned buffer.
@@ -247,11 +264,12 @@ func encodePayload(payload any) ([]byte, error) {
 	return raw, nil
 }
 
-// decodeResult decodes res into result and releases buf. A
+// decodeResult decodes res, the result of a request of type typ, into
+// result and releases buf; an error matches [ErrInvalidResult]. A
 // *json.RawMessage receives the bytes as encoding/json gives them: copied
 // into its own memory, which it reuses when large enough (the frame's
 // buffer goes back to its pool), unless the frame's memory is not pooled.
-func decodeResult(res []byte, buf *wire.Buffer, result any) error {
+func decodeResult(typ string, res []byte, buf *wire.Buffer, result any) error {
 	switch r := result.(type) {
 	case nil:
 		buf.Release()
@@ -268,7 +286,7 @@ func decodeResult(res []byte, buf *wire.Buffer, result any) error {
 	err := json.Unmarshal(res, result)
 	buf.Release()
 	if err != nil {
-		return fmt.Errorf("agentproto: decoding result: %w", err)
+		return fmt.Errorf("%w of %s: %w", ErrInvalidResult, typ, err)
 	}
 	return nil
 }

@@ -6,6 +6,6 @@ import (
 
 func init() {
 	codec.EncodePayload = encodePayload
-	codec.DecodeResult = func(res []byte, result any) error { return decodeResult(res, nil, result) }
+	codec.DecodeResult = func(typ string, res []byte, result any) error { return decodeResult(typ, res, nil, result) }
 	codec.ContextError = ctxError
 }

@@ -28,8 +28,7 @@ type Config struct {
 	// AllowUnauthenticated is WEBOPERATOR_ALLOW_UNAUTHENTICATED_BRIDGE=1
 	// (exactly "1").
 	AllowUnauthenticated bool
-	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [DefaultSocketPath] (on
-	// Windows, %LOCALAPPDATA%\WebOperator\agent.sock).
+	// SocketPath is WEBOPERATOR_AGENT_SOCKET, else [PlatformSocketPath]().
 	SocketPath string
 	// HTTPHost is WEBOPERATOR_BRIDGE_HOST, else [DefaultHTTPHost]. Only
 	// loopback addresses are accepted.
@@ -41,6 +40,12 @@ type Config struct {
 // HTTPAddr returns HTTPHost:HTTPPort.
 func (c Config) HTTPAddr() string {
 	return net.JoinHostPort(c.HTTPHost, strconv.Itoa(c.HTTPPort))
+}
+
+// ClientOptions returns new client options with the configured token,
+// for [Dial] with c.SocketPath.
+func (c Config) ClientOptions() *ClientOptions {
+	return &ClientOptions{Token: c.Token}
 }
 
 // ConfigFromEnv reads the configuration with getenv (nil means

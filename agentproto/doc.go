@@ -28,7 +28,7 @@
 //
 // # Quick start
 //
-//	c, err := agentproto.Dial(ctx, "", nil) // $WEBOPERATOR_AGENT_SOCKET, $WEBOPERATOR_API_TOKEN
+//	c, err := agentproto.Dial(ctx, socketPath, &agentproto.ClientOptions{Token: token})
 //	if err != nil { ... }
 //	defer c.Close()
 //	snap, err := c.Snapshot(ctx, agentproto.SnapshotParams{})
@@ -37,6 +37,10 @@
 //
 // The package example runs this against a bridge in memory; the example of
 // Dial is an agent for a real browser.
+//
+// Nothing in the package reads the environment by itself: [DialEnv] and
+// [ConfigFromEnv] read the reference's WEBOPERATOR_* variables when a
+// program asks them to ([PlatformSocketPath] is the default path).
 //
 // # Errors
 //
@@ -47,6 +51,12 @@
 // timeout the bridge answered and for a ctx deadline alike. A request that
 // carries no timeoutMs (and no ctx deadline) waits [DefaultTimeout] (60 s)
 // at the bridge.
+//
+// [Client.Call] relays any result; the typed methods ([Client.Snapshot],
+// [Client.Click], [Client.GetTask], …) check theirs: a wrong "kind", a
+// missing member or null where a value is needed is an error matching
+// [ErrInvalidResult], never an empty value, and a task that does not
+// exist is [ErrNoTask].
 //
 // # Limits
 //

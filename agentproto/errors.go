@@ -74,6 +74,12 @@ var (
 	// ErrRequestTooLarge matches a refusal of a request too large for the
 	// extension link.
 	ErrRequestTooLarge = errors.New("agentproto: request too large for the extension link")
+	// ErrInvalidResult is matched by the error of a typed [Client] method
+	// (and of [Client.Call]'s decoding) for a result that does not have
+	// the shape the protocol gives it: not valid for the Go type, a wrong
+	// "kind", a required member missing, or null where a value is needed.
+	// The error says which member, never the result's bytes.
+	ErrInvalidResult = errors.New("agentproto: invalid result")
 
 	// ErrClosed is returned for calls on a closed [Client], and (wrapped with
 	// the cause) for calls pending when the connection was lost.

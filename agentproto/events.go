@@ -9,50 +9,55 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
-// Event kinds the extension emits.
+// EventKind is an event's "kind" member. The zero value is none: an
+// event without a string kind.
+type EventKind string
+
+// Event kinds the extension emits. Events of other kinds are relayed all
+// the same (see [Event.Decode]).
 const (
-	EventTaskUpdate     = "task:update"
-	EventTaskStep       = "task:step"
-	EventTaskError      = "task:error"
-	EventSkillsDetected = "skills:detected"
+	EventTaskUpdate     EventKind = "task:update"
+	EventTaskStep       EventKind = "task:step"
+	EventTaskError      EventKind = "task:error"
+	EventSkillsDetected EventKind = "skills:detected"
 )
 
 // Event is one event from the extension, as every client receives it.
 type Event struct {
 	// Kind is the event's "kind" member, such as "task:update" ("" when
 	// it has none).
-	Kind string
+	Kind EventKind
 	// Raw is the whole event object, byte for byte.
 	Raw json.RawMessage
 }
 
 // TaskUpdateEvent is a task:update event: the task's new state.
 type TaskUpdateEvent struct {
-	Kind string `json:"kind"`
-	Task Task   `json:"task"`
+	Kind EventKind `json:"kind"`
+	Task Task      `json:"task"`
 }
 
 // TaskStepEvent is a task:step event: one step of a task started or
 // ended. Large fields (snapshot, screenshot, prompt, thinking) are left
 // out of live events; tasks.get has them.
 type TaskStepEvent struct {
-	Kind   string `json:"kind"`
-	TaskID string `json:"taskId"`
-	Step   Step   `json:"step"`
+	Kind   EventKind `json:"kind"`
+	TaskID string    `json:"taskId"`
+	Step   Step      `json:"step"`
 }
 
 // TaskErrorEvent is a task:error event.
 type TaskErrorEvent struct {
-	Kind   string `json:"kind"`
-	TaskID string `json:"taskId"`
-	Error  string `json:"error"`
+	Kind   EventKind `json:"kind"`
+	TaskID string    `json:"taskId"`
+	Error  string    `json:"error"`
 }
 
 // SkillsDetectedEvent is a skills:detected event.
 type SkillsDetectedEvent struct {
-	Kind   string  `json:"kind"`
-	TaskID string  `json:"taskId"`
-	Skills []Skill `json:"skills"`
+	Kind   EventKind `json:"kind"`
+	TaskID string    `json:"taskId"`
+	Skills []Skill   `json:"skills"`
 }
 
 // Skill is one skill the extension detected for a task.
@@ -187,7 +192,7 @@ func (s *Subscription) deliver(e Event) {
 }
 
 func (c *Client) deliverEvent(raw []byte) {
-	e := Event{Kind: eventKind(raw), Raw: raw}
+	e := Event{Kind: EventKind(eventKind(raw)), Raw: raw}
 	c.mu.Lock()
 	for s := range c.subs {
 		s.deliver(e)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -79,9 +80,10 @@ func ExampleTaskStatus_Final() {
 // extension's events. (Compiled, not run: it needs a live bridge.)
 func ExampleDial() {
 	ctx := context.Background()
-	// WEBOPERATOR_AGENT_SOCKET and WEBOPERATOR_API_TOKEN; a socket whose
+	// WEBOPERATOR_AGENT_SOCKET and WEBOPERATOR_API_TOKEN, as the reference
+	// client reads them (Dial itself reads no environment); a socket whose
 	// server runs as another user is refused before the token is sent.
-	c, err := agentproto.Dial(ctx, "", nil)
+	c, err := agentproto.DialEnv(ctx, os.Getenv, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestStepExtractedShapes(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(task), &whole))
 			stepRaw = whole.Steps[0]
-			for kind, raw := range map[string]string{
+			for kind, raw := range map[agentproto.EventKind]string{
 				agentproto.EventTaskStep:   `{"kind":"task:step","taskId":"t1","step":` + string(stepRaw) + `}`,
 				agentproto.EventTaskUpdate: `{"kind":"task:update","task":` + task + `}`,
 			} {
@@ -85,10 +85,10 @@ func TestStepExtractedShapes(t *testing.T) {
 				require.NoError(t, err, kind)
 				switch ev := v.(type) {
 				case *agentproto.TaskStepEvent:
-					check(kind, ev.Step)
+					check(string(kind), ev.Step)
 				case *agentproto.TaskUpdateEvent:
 					require.Len(t, ev.Task.Steps, 1)
-					check(kind, ev.Task.Steps[0])
+					check(string(kind), ev.Task.Steps[0])
 				}
 			}
 		})

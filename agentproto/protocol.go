@@ -10,7 +10,7 @@ import (
 
 // DefaultSocketPath is the agent socket's path when WEBOPERATOR_AGENT_SOCKET
 // is not set, on Unix systems. Windows uses a per-user path instead (see
-// SocketPath).
+// [PlatformSocketPath]).
 const DefaultSocketPath = "/tmp/weboperator-bridge.sock"
 
 // HostName is the native messaging host's name, as the extension passes it
@@ -25,14 +25,18 @@ const DefaultTimeout = 60 * time.Second
 // timeoutMs (the extension's default).
 const DefaultWaitTimeout = 120 * time.Second
 
-// Command types.
+// Command types: a request's "type". They are untyped strings, as
+// net/http's Method constants are, because the set is open: a bridge
+// relays any type to the extension (which answers an unknown one with
+// [ErrUnknownRequest]), and [Client.Call] sends any. browser.type is
+// TypeText, not the stutter TypeType.
 const (
 	TypeHealth       = "bridge.health"
 	TypeSnapshot     = "browser.snapshot"
 	TypeScreenshot   = "browser.screenshot"
 	TypeNavigate     = "browser.navigate"
 	TypeClick        = "browser.click"
-	TypeType         = "browser.type"
+	TypeText         = "browser.type"
 	TypePress        = "browser.press"
 	TypeScroll       = "browser.scroll"
 	TypeExtract      = "browser.extract"
@@ -46,15 +50,19 @@ const (
 	TypeTasksWait    = "tasks.wait"
 )
 
+// FrameKind is a frame's "kind" member. The zero value is none: a frame
+// without one, which the host ignores.
+type FrameKind string
+
 // Frame kinds. The extension and the host exchange only the four
-// "bridge:" kinds; agents receive events as [KindEvent] frames.
+// "bridge:" kinds; agents receive events as [KindAgentEvent] frames.
 const (
-	KindHello    = "bridge:hello"
-	KindRequest  = "bridge:request"
-	KindResponse = "bridge:response"
-	KindEvent    = "bridge:event"
+	KindHello    FrameKind = "bridge:hello"
+	KindRequest  FrameKind = "bridge:request"
+	KindResponse FrameKind = "bridge:response"
+	KindEvent    FrameKind = "bridge:event"
 	// KindAgentEvent is the kind of the frame carrying an event to agents.
-	KindAgentEvent = "event"
+	KindAgentEvent FrameKind = "event"
 )
 
 // Request is an agent's request as it travels on the socket.
@@ -81,14 +89,14 @@ type Response struct {
 
 // EventFrame is how an event reaches agents: {"kind":"event","event":E}.
 type EventFrame struct {
-	Kind  string          `json:"kind"`
+	Kind  FrameKind       `json:"kind"`
 	Event json.RawMessage `json:"event"`
 }
 
 // ExtensionRequest is the frame the host sends the extension for each
 // forwarded request. ID is the host's own id, never the agent's.
 type ExtensionRequest struct {
-	Kind    string          `json:"kind"` // KindRequest
+	Kind    FrameKind       `json:"kind"` // KindRequest
 	ID      string          `json:"id"`
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload"`
@@ -97,7 +105,7 @@ type ExtensionRequest struct {
 // ExtensionResponse is the extension's answer to an [ExtensionRequest].
 // When HasError is false and Result is empty the result is null.
 type ExtensionResponse struct {
-	Kind   string          `json:"kind"` // KindResponse
+	Kind   FrameKind       `json:"kind"` // KindResponse
 	ID     string          `json:"id"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`

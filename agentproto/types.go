@@ -37,10 +37,14 @@ type ClickParams struct {
 	TabID  int    `json:"tabId,omitempty"`
 }
 
-// Typing modes of browser.type.
+// TypeMode is how browser.type enters its text.
+type TypeMode string
+
+// Typing modes of browser.type. The zero value sends none, which the
+// extensions read as [TypeModeReplace].
 const (
-	TypeModeReplace = "replace"
-	TypeModeAppend  = "append"
+	TypeModeReplace TypeMode = "replace"
+	TypeModeAppend  TypeMode = "append"
 )
 
 // TypeParams is browser.type's payload.
@@ -48,7 +52,7 @@ type TypeParams struct {
 	Ref  string `json:"ref"`
 	Text string `json:"text"`
 	// Mode is [TypeModeReplace] (the default when empty) or [TypeModeAppend].
-	Mode string `json:"mode,omitempty"`
+	Mode TypeMode `json:"mode,omitempty"`
 	// Submit presses Enter after typing. It travels as the string "true"
 	// or "false", as the extension expects.
 	Submit bool `json:"submit,string"`
@@ -65,35 +69,52 @@ type PressParams struct {
 	TabID     int    `json:"tabId,omitempty"`
 }
 
-// Scroll directions of browser.scroll.
+// ScrollDirection is where browser.scroll scrolls.
+type ScrollDirection string
+
+// Scroll directions of browser.scroll. The zero value sends none, which
+// the extensions read as [ScrollDown] (the reference extension fails an
+// empty direction, so none is sent rather than "").
 const (
-	ScrollUp     = "up"
-	ScrollDown   = "down"
-	ScrollTop    = "top"
-	ScrollBottom = "bottom"
-	ScrollToRef  = "to_ref"
+	ScrollUp     ScrollDirection = "up"
+	ScrollDown   ScrollDirection = "down"
+	ScrollTop    ScrollDirection = "top"
+	ScrollBottom ScrollDirection = "bottom"
+	ScrollToRef  ScrollDirection = "to_ref" // to ScrollParams.Ref
 )
 
 // ScrollParams is browser.scroll's payload.
 type ScrollParams struct {
-	Direction string `json:"direction"`
-	AmountPx  int    `json:"amountPx,omitempty"`
-	Ref       string `json:"ref,omitempty"` // for ScrollToRef
-	TabID     int    `json:"tabId,omitempty"`
+	// Direction is where to scroll; empty means [ScrollDown].
+	Direction ScrollDirection `json:"direction,omitempty"`
+	AmountPx  int             `json:"amountPx,omitempty"`
+	Ref       string          `json:"ref,omitempty"` // for ScrollToRef
+	TabID     int             `json:"tabId,omitempty"`
 }
+
+// ExtractTarget is what browser.extract reads: [ExtractVisible],
+// [ExtractAll], or a comma-separated list of refs ([ExtractRefs]). The
+// zero value is none: the reference extension then extracts nothing (and
+// this project's reads it as ExtractVisible), so set one.
+type ExtractTarget string
 
 // Extraction targets of browser.extract besides a list of refs.
 const (
-	ExtractVisible = "visible"
-	ExtractAll     = "all"
+	ExtractVisible ExtractTarget = "visible"
+	ExtractAll     ExtractTarget = "all"
 )
+
+// ExtractRefs returns the target that reads the given refs ("@e1,@e2").
+func ExtractRefs(refs ...string) ExtractTarget {
+	return ExtractTarget(strings.Join(refs, ","))
+}
 
 // ExtractParams is browser.extract's payload.
 type ExtractParams struct {
-	// Refs is a comma-separated list of refs ("@e1,@e2"), [ExtractVisible]
-	// or [ExtractAll].
-	Refs  string `json:"refs"`
-	TabID int    `json:"tabId,omitempty"`
+	// Refs is what to read: [ExtractVisible], [ExtractAll] or
+	// [ExtractRefs].
+	Refs  ExtractTarget `json:"refs"`
+	TabID int           `json:"tabId,omitempty"`
 }
 
 // TaskParams is the payload of tasks.get, tasks.stop, tasks.pause and

@@ -131,16 +131,16 @@ type interrupt struct {
 }
 
 // runInterrupted is the RUN_FINISHED that suspends a run on interrupts.
-func runInterrupted(threadID, runID string, its ...interrupt) Event {
+func runInterrupted(threadID, runID string, its ...interrupt) ChatEvent {
 	type outcome struct {
 		Type       string      `json:"type"`
 		Interrupts []interrupt `json:"interrupts"`
 	}
 	return mustEvent(EventRunFinished, struct {
-		Type     string  `json:"type"`
-		ThreadID string  `json:"threadId"`
-		RunID    string  `json:"runId"`
-		Outcome  outcome `json:"outcome"`
+		Type     ChatEventType `json:"type"`
+		ThreadID string        `json:"threadId"`
+		RunID    string        `json:"runId"`
+		Outcome  outcome       `json:"outcome"`
 	}{EventRunFinished, threadID, runID, outcome{"interrupt", its}})
 }
 

@@ -22,7 +22,7 @@ func TestArtifacts(t *testing.T) {
 	require.NoError(t, os.Symlink("../secret.txt", filepath.Join(dir, "relescape.txt")))
 	require.NoError(t, os.Symlink("img/cat.png", filepath.Join(dir, "inside.png")))
 
-	h, err := NewHub(&HubOptions{Token: testToken, ArtifactsDir: dir})
+	h, err := NewHub(testToken, &HubOptions{ArtifactsDir: dir})
 	require.NoError(t, err)
 	defer h.Close()
 
@@ -70,7 +70,7 @@ func TestArtifacts(t *testing.T) {
 }
 
 func TestArtifactsAbsentWithoutDir(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken})
+	h, err := NewHub(testToken, nil)
 	require.NoError(t, err)
 	defer h.Close()
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:52789/artifacts/x.png", nil)
@@ -113,7 +113,7 @@ func TestProjectArtifacts(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(classic, "img"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(classic, "img", "dog.png"), []byte("dog"), 0o644))
 
-	h, err := NewHub(&HubOptions{Token: testToken, ProjectsDir: projects, ArtifactsDir: classic})
+	h, err := NewHub(testToken, &HubOptions{ProjectsDir: projects, ArtifactsDir: classic})
 	require.NoError(t, err)
 	defer h.Close()
 	tests := []struct {
@@ -142,6 +142,6 @@ func TestProjectArtifacts(t *testing.T) {
 			assert.NotContains(t, w.Body.String(), "secret", tt.target)
 		}
 	}
-	_, err = NewHub(&HubOptions{Token: testToken, ProjectsDir: filepath.Join(base, "none")})
+	_, err = NewHub(testToken, &HubOptions{ProjectsDir: filepath.Join(base, "none")})
 	assert.Error(t, err)
 }

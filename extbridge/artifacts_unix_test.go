@@ -22,7 +22,7 @@ func TestArtifactsFIFONotOpened(t *testing.T) {
 	fifo := filepath.Join(dir, "pipe")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	require.NoError(t, os.Symlink("pipe", filepath.Join(dir, "link")))
-	h, err := NewHub(&HubOptions{Token: testToken, ArtifactsDir: dir})
+	h, err := NewHub(testToken, &HubOptions{ArtifactsDir: dir})
 	require.NoError(t, err)
 	defer h.Close()
 

@@ -16,12 +16,18 @@ import (
 // user_message, and snapshots are rendered as conversation_snapshot or as
 // AG-UI MESSAGES_SNAPSHOT.
 //
+// A Backend never needs the [Hub]: list methods return what the hub sends,
+// and UserMessage answers through its [Reply], whose turn runs in a
+// goroutine the hub owns and waits for. A Backend can therefore be built
+// before the hub and passed in [HubOptions.Backend].
+//
 // The hub calls a connection's Backend methods one at a time, from that
 // connection's read loop, in frame order: new_session is therefore complete
 // before a following user_message is handled. Methods should return
-// promptly (queue long work elsewhere); ctx is cancelled when the connection
-// ends. Different connections (a replaced one and its successor) may call
-// the Backend concurrently for a short time.
+// promptly (a reply turn runs with [Reply.StartTurn]; queue other long work
+// elsewhere); ctx is cancelled when the connection ends. Different
+// connections (a replaced one and its successor) may call the Backend
+// concurrently for a short time.
 //
 // An error from a list method is logged and answered with an empty list.
 // Slices may be nil: the hub always sends arrays, never null.
@@ -32,23 +38,26 @@ type Backend interface {
 	// ResumeConversation makes conversation id active and returns its
 	// history. ErrUnknownConversation (or a nil snapshot) sends nothing.
 	// The hub never calls it with an empty id.
-	ResumeConversation(ctx context.Context, id string) (*Snapshot, error)
+	ResumeConversation(ctx context.Context, id string) (*ConversationSnapshot, error)
 	// NewSession starts a fresh conversation and returns its (usually
 	// empty) snapshot. The hub calls it for new_session and for the
 	// panel's "New chat" button, which sends the user_message "/clear"
 	// ([ClearCommand]): a [Backend] never sees "/clear" as a message.
 	// opts holds the thread options a protocol-2 new_session carries (all
 	// zero otherwise).
-	NewSession(ctx context.Context, opts SessionOptions) (*Snapshot, error)
+	NewSession(ctx context.Context, opts SessionOptions) (*ConversationSnapshot, error)
 	// UserMessage delivers a message typed in the panel: queue it for the
-	// agent and append its text to the input history. Content is trimmed;
-	// the hub drops a message with neither content nor attachments.
-	UserMessage(ctx context.Context, msg UserMessage) error
+	// agent, append its text to the input history, and answer it with a
+	// turn started on reply ([Reply.StartTurn]), which ends the panel's
+	// "running" state; panels show the user's own message only when the
+	// turn echoes it ([Turn.Echo]). Content is trimmed; the hub drops a
+	// message with neither content nor attachments.
+	UserMessage(ctx context.Context, msg UserMessage, reply *Reply) error
 	// ListHistory returns the input history, oldest first. The hub sends at
 	// most the last 1000 entries.
 	ListHistory(ctx context.Context) ([]string, error)
 	// ListSkills returns the agent's skills; the hub sends each name once.
-	ListSkills(ctx context.Context) ([]Skill, error)
+	ListSkills(ctx context.Context) ([]PanelSkill, error)
 	// ListModels returns the configured models, the default first, and the
 	// current one.
 	ListModels(ctx context.Context) (Models, error)
@@ -79,23 +88,23 @@ type BaseBackend struct{}
 func (BaseBackend) ListConversations(context.Context) ([]Conversation, error) { return nil, nil }
 
 // ResumeConversation knows no conversation: it returns [ErrUnknownConversation].
-func (BaseBackend) ResumeConversation(context.Context, string) (*Snapshot, error) {
+func (BaseBackend) ResumeConversation(context.Context, string) (*ConversationSnapshot, error) {
 	return nil, ErrUnknownConversation
 }
 
 // NewSession returns an empty snapshot.
-func (BaseBackend) NewSession(context.Context, SessionOptions) (*Snapshot, error) {
-	return &Snapshot{}, nil
+func (BaseBackend) NewSession(context.Context, SessionOptions) (*ConversationSnapshot, error) {
+	return &ConversationSnapshot{}, nil
 }
 
-// UserMessage drops the message.
-func (BaseBackend) UserMessage(context.Context, UserMessage) error { return nil }
+// UserMessage drops the message, without a reply.
+func (BaseBackend) UserMessage(context.Context, UserMessage, *Reply) error { return nil }
 
 // ListHistory returns no history.
 func (BaseBackend) ListHistory(context.Context) ([]string, error) { return nil, nil }
 
 // ListSkills returns no skills.
-func (BaseBackend) ListSkills(context.Context) ([]Skill, error) { return nil, nil }
+func (BaseBackend) ListSkills(context.Context) ([]PanelSkill, error) { return nil, nil }
 
 // ListModels returns no models.
 func (BaseBackend) ListModels(context.Context) (Models, error) { return Models{}, nil }
@@ -122,9 +131,9 @@ type Conversation struct {
 	MessageCount int
 }
 
-// Snapshot is a conversation's history, sent as conversation_snapshot to
+// ConversationSnapshot is a conversation's history, sent as conversation_snapshot to
 // classic extensions and as MESSAGES_SNAPSHOT to protocol-2 ones.
-type Snapshot struct {
+type ConversationSnapshot struct {
 	// ConversationID is the conversation's id. Optional: the hub uses it to
 	// derive message ids for protocol 2 and as the thread of approvals
 	// raised outside a turn.
@@ -165,12 +174,27 @@ type SessionOptions struct {
 	MaxTurns           int      // max_turns
 }
 
-// Skill is one entry of the panel's "/" menu.
-type Skill struct {
-	Name        string `json:"name"`        // qualified name (plugin:skill for plugin skills)
-	Description string `json:"description"` // one line
-	Scope       string `json:"scope"`       // project, agents, user, plugin or catalog
+// PanelSkill is one entry of the panel's "/" menu: a skill of the CLI's
+// agent that the user can invoke. (It is not an agentproto.Skill, which is
+// a skill the browser extension detected for a task.)
+type PanelSkill struct {
+	Name        string     `json:"name"`        // qualified name (plugin:skill for plugin skills)
+	Description string     `json:"description"` // one line
+	Scope       SkillScope `json:"scope"`       // where the skill is defined
 }
+
+// SkillScope is where a [PanelSkill] is defined, which the panel shows
+// beside it. The zero value is no scope (sent as "").
+type SkillScope string
+
+// The scopes the panel knows.
+const (
+	SkillScopeProject SkillScope = "project" // the project's own skills
+	SkillScopeAgents  SkillScope = "agents"  // the project's AGENTS skills
+	SkillScopeUser    SkillScope = "user"    // the user's skills
+	SkillScopePlugin  SkillScope = "plugin"  // a plugin's skills (plugin:skill)
+	SkillScopeCatalog SkillScope = "catalog" // the catalogue's
+)
 
 // Models is the models frame: provider/model ids, the default first, and the
 // current one.

@@ -34,11 +34,11 @@ func BenchmarkCommandRoundTrip(b *testing.B) { commandRoundTrip(b, 0) }
 // protocol-2 connection.
 func BenchmarkCommandRoundTripProtocol2(b *testing.B) { commandRoundTrip(b, Protocol2) }
 
-func commandRoundTrip(b *testing.B, proto int) {
+func commandRoundTrip(b *testing.B, proto ProtocolVersion) {
 	e := newTCPEnv(b, HubOptions{})
 	result := &extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
 	e.dial(b, extbridgetest.Options{
-		Protocol: proto,
+		Protocol: int(proto),
 		Browser:  answer(func(*extbridgetest.Command) *extbridgetest.Result { return result }),
 		OnFrame:  func(extbridgetest.Frame) {}, // record nothing
 	})
@@ -64,14 +64,14 @@ func BenchmarkChatEvents(b *testing.B) { chatEvents(b, 0) }
 // connection (bare event frames).
 func BenchmarkChatEventsProtocol2(b *testing.B) { chatEvents(b, Protocol2) }
 
-func chatEvents(b *testing.B, proto int) {
+func chatEvents(b *testing.B, proto ProtocolVersion) {
 	const batch = 1000
 	e := newTCPEnv(b, HubOptions{})
 	var received atomic.Int64
 	var target atomic.Int64
 	done := make(chan struct{}, 1)
-	e.dial(b, extbridgetest.Options{Protocol: proto, OnFrame: func(f extbridgetest.Frame) {
-		if (f.Type == "chat_event" || f.Type == EventTextMessageContent) && received.Add(1) == target.Load() {
+	e.dial(b, extbridgetest.Options{Protocol: int(proto), OnFrame: func(f extbridgetest.Frame) {
+		if (f.Type == "chat_event" || f.Type == string(EventTextMessageContent)) && received.Add(1) == target.Load() {
 			done <- struct{}{}
 		}
 	}})

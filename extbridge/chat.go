@@ -11,37 +11,45 @@ import (
 	"github.com/agentbridge/agentbridge/internal/strictjson"
 )
 
-// The AG-UI event types the panel renders.
+// ChatEventType is an AG-UI event's "type". The zero value is no type: an
+// event without one is invalid.
+type ChatEventType string
+
+// The AG-UI event types the panel renders. Other types are relayed as they
+// are ([NewChatEvent]).
 const (
-	EventRunStarted         = "RUN_STARTED"
-	EventRunFinished        = "RUN_FINISHED"
-	EventRunError           = "RUN_ERROR"
-	EventTextMessageStart   = "TEXT_MESSAGE_START"
-	EventTextMessageContent = "TEXT_MESSAGE_CONTENT"
-	EventTextMessageEnd     = "TEXT_MESSAGE_END"
-	EventToolCallStart      = "TOOL_CALL_START"
-	EventToolCallArgs       = "TOOL_CALL_ARGS"
-	EventToolCallEnd        = "TOOL_CALL_END"
-	EventToolCallResult     = "TOOL_CALL_RESULT"
-	EventStateSnapshot      = "STATE_SNAPSHOT"
-	EventMessagesSnapshot   = "MESSAGES_SNAPSHOT"
-	EventCustom             = "CUSTOM"
+	EventRunStarted         ChatEventType = "RUN_STARTED"
+	EventRunFinished        ChatEventType = "RUN_FINISHED"
+	EventRunError           ChatEventType = "RUN_ERROR"
+	EventTextMessageStart   ChatEventType = "TEXT_MESSAGE_START"
+	EventTextMessageContent ChatEventType = "TEXT_MESSAGE_CONTENT"
+	EventTextMessageEnd     ChatEventType = "TEXT_MESSAGE_END"
+	EventToolCallStart      ChatEventType = "TOOL_CALL_START"
+	EventToolCallArgs       ChatEventType = "TOOL_CALL_ARGS"
+	EventToolCallEnd        ChatEventType = "TOOL_CALL_END"
+	EventToolCallResult     ChatEventType = "TOOL_CALL_RESULT"
+	EventStateSnapshot      ChatEventType = "STATE_SNAPSHOT"
+	EventMessagesSnapshot   ChatEventType = "MESSAGES_SNAPSHOT"
+	EventCustom             ChatEventType = "CUSTOM"
 )
 
-// Event is one AG-UI event, held as its JSON object. Make one with a typed
-// constructor ([TextMessageContent], [RunStarted], …) or from raw JSON with
-// [NewEvent]. The zero Event is invalid.
-type Event struct {
+// ChatEvent is one AG-UI event of the panel's chat, held as its JSON
+// object: what [Hub.Emit] mirrors (wrapped in a chat_event frame for
+// classic extensions, bare in protocol 2). Make one with a typed
+// constructor ([TextMessageContent], [RunStarted], …) or from raw JSON
+// with [NewChatEvent]. The zero ChatEvent is invalid. (It is not an
+// agentproto.Event, which is a notice of the native bridge.)
+type ChatEvent struct {
 	raw []byte
-	typ string
+	typ ChatEventType
 }
 
-// NewEvent checks raw as an AG-UI event (a JSON object with a non-empty
+// NewChatEvent checks raw as an AG-UI event (a JSON object with a non-empty
 // string "type", no duplicate keys, a non-empty delta for
-// TEXT_MESSAGE_CONTENT) and returns it as an [Event], copied. Unknown event
+// TEXT_MESSAGE_CONTENT) and returns it as an [ChatEvent], copied. Unknown event
 // types and fields are relayed unchanged.
-func NewEvent(raw json.RawMessage) (Event, error) {
-	var typ string
+func NewChatEvent(raw json.RawMessage) (ChatEvent, error) {
+	var typ ChatEventType
 	var delta []byte
 	err := strictjson.Fields(raw, func(key, value []byte) error {
 		switch string(key) {
@@ -55,30 +63,30 @@ func NewEvent(raw json.RawMessage) (Event, error) {
 		return nil
 	})
 	if err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		return ChatEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	if typ == "" {
-		return Event{}, fmt.Errorf("%w: no type", ErrInvalidEvent)
+		return ChatEvent{}, fmt.Errorf("%w: no type", ErrInvalidEvent)
 	}
 	if typ == EventTextMessageContent {
 		var d string
 		if json.Unmarshal(delta, &d) != nil || d == "" {
-			return Event{}, fmt.Errorf("%w: TEXT_MESSAGE_CONTENT needs a non-empty delta", ErrInvalidEvent)
+			return ChatEvent{}, fmt.Errorf("%w: TEXT_MESSAGE_CONTENT needs a non-empty delta", ErrInvalidEvent)
 		}
 	}
 	var compact bytes.Buffer
 	compact.Grow(len(raw))
 	if err := json.Compact(&compact, raw); err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		return ChatEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
-	return Event{raw: compact.Bytes(), typ: typ}, nil
+	return ChatEvent{raw: compact.Bytes(), typ: typ}, nil
 }
 
-// Type returns the event's type, "" for the zero [Event].
-func (e Event) Type() string { return e.typ }
+// Type returns the event's type, "" for the zero [ChatEvent].
+func (e ChatEvent) Type() ChatEventType { return e.typ }
 
 // MarshalJSON returns the event's JSON object.
-func (e Event) MarshalJSON() ([]byte, error) {
+func (e ChatEvent) MarshalJSON() ([]byte, error) {
 	if e.raw == nil {
 		return nil, ErrInvalidEvent
 	}
@@ -86,61 +94,61 @@ func (e Event) MarshalJSON() ([]byte, error) {
 }
 
 // String returns the event's JSON.
-func (e Event) String() string { return string(e.raw) }
+func (e ChatEvent) String() string { return string(e.raw) }
 
-func mustEvent(typ string, v any) Event {
+func mustEvent(typ ChatEventType, v any) ChatEvent {
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only strings and booleans are marshalled here.
 		panic(err)
 	}
-	return Event{raw: b, typ: typ}
+	return ChatEvent{raw: b, typ: typ}
 }
 
 // RunStarted is the RUN_STARTED event opening a turn.
-func RunStarted(threadID, runID string) Event {
+func RunStarted(threadID, runID string) ChatEvent {
 	return mustEvent(EventRunStarted, struct {
-		Type     string `json:"type"`
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
+		Type     ChatEventType `json:"type"`
+		ThreadID string        `json:"threadId"`
+		RunID    string        `json:"runId"`
 	}{EventRunStarted, threadID, runID})
 }
 
 // RunFinished is the RUN_FINISHED event closing a turn.
-func RunFinished(threadID, runID string) Event {
+func RunFinished(threadID, runID string) ChatEvent {
 	return mustEvent(EventRunFinished, struct {
-		Type     string `json:"type"`
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
+		Type     ChatEventType `json:"type"`
+		ThreadID string        `json:"threadId"`
+		RunID    string        `json:"runId"`
 	}{EventRunFinished, threadID, runID})
 }
 
 // RunError is the RUN_ERROR event: the turn failed with message (and an
 // optional code).
-func RunError(message, code string) Event {
+func RunError(message, code string) ChatEvent {
 	return mustEvent(EventRunError, struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Code    string `json:"code,omitempty"`
+		Type    ChatEventType `json:"type"`
+		Message string        `json:"message"`
+		Code    string        `json:"code,omitempty"`
 	}{EventRunError, message, code})
 }
 
 // TextMessageStart opens a text message of role ("assistant" usually).
-func TextMessageStart(messageID, role string) Event {
+func TextMessageStart(messageID, role string) ChatEvent {
 	return mustEvent(EventTextMessageStart, struct {
-		Type      string `json:"type"`
-		MessageID string `json:"messageId"`
-		Role      string `json:"role,omitempty"`
+		Type      ChatEventType `json:"type"`
+		MessageID string        `json:"messageId"`
+		Role      string        `json:"role,omitempty"`
 	}{EventTextMessageStart, messageID, role})
 }
 
 // TextMessageContent is a chunk of a text message. delta must not be empty
 // (Emit refuses an empty one).
-func TextMessageContent(messageID, delta string) Event {
+func TextMessageContent(messageID, delta string) ChatEvent {
 	e := mustEvent(EventTextMessageContent, struct {
-		Type      string `json:"type"`
-		MessageID string `json:"messageId"`
-		Delta     string `json:"delta"`
+		Type      ChatEventType `json:"type"`
+		MessageID string        `json:"messageId"`
+		Delta     string        `json:"delta"`
 	}{EventTextMessageContent, messageID, delta})
 	if delta == "" {
 		e.typ = "" // invalid: Emit refuses it
@@ -149,79 +157,79 @@ func TextMessageContent(messageID, delta string) Event {
 }
 
 // TextMessageEnd closes a text message.
-func TextMessageEnd(messageID string) Event {
+func TextMessageEnd(messageID string) ChatEvent {
 	return mustEvent(EventTextMessageEnd, struct {
-		Type      string `json:"type"`
-		MessageID string `json:"messageId"`
+		Type      ChatEventType `json:"type"`
+		MessageID string        `json:"messageId"`
 	}{EventTextMessageEnd, messageID})
 }
 
 // ToolCallStart opens a tool call shown in the panel.
-func ToolCallStart(toolCallID, toolCallName, parentMessageID string) Event {
+func ToolCallStart(toolCallID, toolCallName, parentMessageID string) ChatEvent {
 	return mustEvent(EventToolCallStart, struct {
-		Type            string `json:"type"`
-		ToolCallID      string `json:"toolCallId"`
-		ToolCallName    string `json:"toolCallName"`
-		ParentMessageID string `json:"parentMessageId,omitempty"`
+		Type            ChatEventType `json:"type"`
+		ToolCallID      string        `json:"toolCallId"`
+		ToolCallName    string        `json:"toolCallName"`
+		ParentMessageID string        `json:"parentMessageId,omitempty"`
 	}{EventToolCallStart, toolCallID, toolCallName, parentMessageID})
 }
 
 // ToolCallArgs is a chunk of a tool call's arguments.
-func ToolCallArgs(toolCallID, delta string) Event {
+func ToolCallArgs(toolCallID, delta string) ChatEvent {
 	return mustEvent(EventToolCallArgs, struct {
-		Type       string `json:"type"`
-		ToolCallID string `json:"toolCallId"`
-		Delta      string `json:"delta"`
+		Type       ChatEventType `json:"type"`
+		ToolCallID string        `json:"toolCallId"`
+		Delta      string        `json:"delta"`
 	}{EventToolCallArgs, toolCallID, delta})
 }
 
 // ToolCallEnd closes a tool call's arguments.
-func ToolCallEnd(toolCallID string) Event {
+func ToolCallEnd(toolCallID string) ChatEvent {
 	return mustEvent(EventToolCallEnd, struct {
-		Type       string `json:"type"`
-		ToolCallID string `json:"toolCallId"`
+		Type       ChatEventType `json:"type"`
+		ToolCallID string        `json:"toolCallId"`
 	}{EventToolCallEnd, toolCallID})
 }
 
 // ToolCallResult carries a tool call's output as a tool message.
-func ToolCallResult(messageID, toolCallID, content string) Event {
+func ToolCallResult(messageID, toolCallID, content string) ChatEvent {
 	return mustEvent(EventToolCallResult, struct {
-		Type       string `json:"type"`
-		MessageID  string `json:"messageId"`
-		ToolCallID string `json:"toolCallId"`
-		Content    string `json:"content"`
-		Role       string `json:"role"`
+		Type       ChatEventType `json:"type"`
+		MessageID  string        `json:"messageId"`
+		ToolCallID string        `json:"toolCallId"`
+		Content    string        `json:"content"`
+		Role       string        `json:"role"`
 	}{EventToolCallResult, messageID, toolCallID, content, "tool"})
 }
 
 // StateSnapshot carries the agent's whole state, marshalled from state.
-func StateSnapshot(state any) (Event, error) {
+func StateSnapshot(state any) (ChatEvent, error) {
 	return valueEvent(EventStateSnapshot, "snapshot", state)
 }
 
 // MessagesSnapshot carries the conversation's messages, marshalled from
 // messages (a slice of message objects).
-func MessagesSnapshot(messages any) (Event, error) {
+func MessagesSnapshot(messages any) (ChatEvent, error) {
 	return valueEvent(EventMessagesSnapshot, "messages", messages)
 }
 
 // Custom is an application-defined CUSTOM event.
-func Custom(name string, value any) (Event, error) {
+func Custom(name string, value any) (ChatEvent, error) {
 	v, err := json.Marshal(value)
 	if err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		return ChatEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	return mustEvent(EventCustom, struct {
-		Type  string          `json:"type"`
+		Type  ChatEventType   `json:"type"`
 		Name  string          `json:"name"`
 		Value json.RawMessage `json:"value"`
 	}{EventCustom, name, v}), nil
 }
 
-func valueEvent(typ, field string, v any) (Event, error) {
+func valueEvent(typ ChatEventType, field string, v any) (ChatEvent, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		return ChatEvent{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
 	k, _ := json.Marshal(field)
 	raw := make([]byte, 0, len(b)+len(k)+len(typ)+16)
@@ -232,7 +240,7 @@ func valueEvent(typ, field string, v any) (Event, error) {
 	raw = append(raw, ':')
 	raw = append(raw, b...)
 	raw = append(raw, '}')
-	return Event{raw: raw, typ: typ}, nil
+	return ChatEvent{raw: raw, typ: typ}, nil
 }
 
 const chatEventPrefix = `{"type":"chat_event","event":`
@@ -245,8 +253,8 @@ const chatEventPrefix = `{"type":"chat_event","event":`
 // Emit waits only while the connection's send queue is full. A protocol-2
 // extension drops every event that fails AG-UI 1.0's schemas: the
 // constructors of this package make valid events, while an event made with
-// [NewEvent] is relayed as it is.
-func (h *Hub) Emit(ctx context.Context, e Event) error {
+// [NewChatEvent] is relayed as it is.
+func (h *Hub) Emit(ctx context.Context, e ChatEvent) error {
 	if e.typ == "" || e.raw == nil {
 		return ErrInvalidEvent
 	}
@@ -268,7 +276,7 @@ func (h *Hub) Emit(ctx context.Context, e Event) error {
 // TEXT_MESSAGE_START, one TEXT_MESSAGE_CONTENT (skipped when text is
 // empty) and TEXT_MESSAGE_END.
 func (h *Hub) Say(ctx context.Context, messageID, role, text string) error {
-	events := []Event{TextMessageStart(messageID, role)}
+	events := []ChatEvent{TextMessageStart(messageID, role)}
 	if text != "" {
 		events = append(events, TextMessageContent(messageID, text))
 	}
@@ -299,11 +307,11 @@ func (h *Hub) SendInterrupted(ctx context.Context) error {
 
 // RunCancelled is the RUN_FINISHED event of a run that was stopped: outcome
 // {"type":"cancelled"}.
-func RunCancelled(threadID, runID string) Event {
+func RunCancelled(threadID, runID string) ChatEvent {
 	return mustEvent(EventRunFinished, struct {
-		Type     string `json:"type"`
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
+		Type     ChatEventType `json:"type"`
+		ThreadID string        `json:"threadId"`
+		RunID    string        `json:"runId"`
 		Outcome  struct {
 			Type string `json:"type"`
 		} `json:"outcome"`
@@ -315,12 +323,12 @@ func RunCancelled(threadID, runID string) Event {
 // runFailed is RunTurn's RUN_ERROR: it names the run, so that a protocol-2
 // panel ends it (a RUN_ERROR without runId is a routing error that ends no
 // run).
-func runFailed(threadID, runID, message string) Event {
+func runFailed(threadID, runID, message string) ChatEvent {
 	return mustEvent(EventRunError, struct {
-		Type     string `json:"type"`
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
-		Message  string `json:"message"`
+		Type     ChatEventType `json:"type"`
+		ThreadID string        `json:"threadId"`
+		RunID    string        `json:"runId"`
+		Message  string        `json:"message"`
 	}{EventRunError, threadID, runID, message})
 }
 
@@ -356,12 +364,20 @@ func (t *Turn) setRun(id string) {
 }
 
 // Emit mirrors an event of the turn.
-func (t *Turn) Emit(ctx context.Context, e Event) error { return t.hub.Emit(ctx, e) }
+func (t *Turn) Emit(ctx context.Context, e ChatEvent) error { return t.hub.Emit(ctx, e) }
 
 // Say mirrors a whole assistant text message: TEXT_MESSAGE_START, one
 // TEXT_MESSAGE_CONTENT (skipped when text is empty) and TEXT_MESSAGE_END.
 func (t *Turn) Say(ctx context.Context, messageID, text string) error {
 	return t.hub.Say(ctx, messageID, "assistant", text)
+}
+
+// Echo mirrors the user's own panel message (role "user"): TEXT_MESSAGE_START,
+// one TEXT_MESSAGE_CONTENT (skipped when text is empty) and
+// TEXT_MESSAGE_END. Panels show a message they sent only once it is
+// echoed.
+func (t *Turn) Echo(ctx context.Context, messageID, text string) error {
+	return t.hub.Say(ctx, messageID, "user", text)
 }
 
 // RunTurn runs fn as one turn: it emits RUN_STARTED, calls fn with a context
@@ -371,7 +387,9 @@ func (t *Turn) Say(ctx context.Context, messageID, text string) error {
 // context.Canceled) RUN_FINISHED has the outcome {"type":"cancelled"} and,
 // for classic panels, the interrupted frame follows. threadID should be
 // the conversation id: protocol-2 panels adopt it as their active
-// conversation. It returns fn's error.
+// conversation. It returns fn's error. A [Backend] answering a panel
+// message starts its turn with [Reply.StartTurn] instead, which runs
+// RunTurn in a goroutine the hub owns.
 func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -22,7 +22,7 @@ func TestEventConstructors(t *testing.T) {
 	custom, err := Custom("progress", 0.5)
 	require.NoError(t, err)
 	tests := []struct {
-		e    Event
+		e    ChatEvent
 		want string
 	}{
 		{RunStarted("t", "r"), `{"type":"RUN_STARTED","threadId":"t","runId":"r"}`},
@@ -40,7 +40,7 @@ func TestEventConstructors(t *testing.T) {
 		{custom, `{"type":"CUSTOM","name":"progress","value":0.5}`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.e.Type(), func(t *testing.T) {
+		t.Run(string(tt.e.Type()), func(t *testing.T) {
 			b, err := json.Marshal(tt.e)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(b))
@@ -50,7 +50,7 @@ func TestEventConstructors(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidEvent)
 }
 
-func TestNewEvent(t *testing.T) {
+func TestNewChatEvent(t *testing.T) {
 	tests := []struct {
 		raw  string
 		ok   bool
@@ -68,7 +68,7 @@ func TestNewEvent(t *testing.T) {
 		{`nope`, false, ""},
 	}
 	for _, tt := range tests {
-		e, err := NewEvent(json.RawMessage(tt.raw))
+		e, err := NewChatEvent(json.RawMessage(tt.raw))
 		if !tt.ok {
 			assert.ErrorIs(t, err, ErrInvalidEvent, tt.raw)
 			continue
@@ -104,7 +104,7 @@ func TestEmitInOrder(t *testing.T) {
 			assert.Equal(t, strconv.Itoa(i), f.Event.Delta)
 		}
 		assert.ErrorIs(t, e.hub.Emit(t.Context(), TextMessageContent("m", "")), ErrInvalidEvent)
-		assert.ErrorIs(t, e.hub.Emit(t.Context(), Event{}), ErrInvalidEvent)
+		assert.ErrorIs(t, e.hub.Emit(t.Context(), ChatEvent{}), ErrInvalidEvent)
 	})
 }
 

@@ -19,20 +19,25 @@ import (
 	"github.com/agentbridge/agentbridge/internal/uuid"
 )
 
+// CommandAction is a browser command's action. The zero value is no action: a
+// command without one is refused ([ErrInvalidCommand]). Actions newer than
+// this package are sent as they are, with [BrowserCommand.Params].
+type CommandAction string
+
 // The browser command actions of the protocol.
 const (
-	ActionNavigate   = "navigate"
-	ActionClick      = "click"
-	ActionType       = "type"
-	ActionRead       = "read"
-	ActionScreenshot = "screenshot"
-	ActionTabs       = "tabs"
+	ActionNavigate   CommandAction = "navigate"
+	ActionClick      CommandAction = "click"
+	ActionType       CommandAction = "type"
+	ActionRead       CommandAction = "read"
+	ActionScreenshot CommandAction = "screenshot"
+	ActionTabs       CommandAction = "tabs"
 )
 
 // BrowserCommand is one browser_command. Only the fields the action uses
 // need be set; empty ones are omitted from the frame.
 type BrowserCommand struct {
-	Action     string // required: one of the Action constants, or a newer action
+	Action     CommandAction // required: one of the Action constants, or a newer action
 	URL        string
 	Selector   string // empty means the document body for read
 	Text       string
@@ -78,7 +83,7 @@ type Screenshot struct {
 // pendingCall is a browser command waiting for its result.
 type pendingCall struct {
 	id     string
-	action string
+	action CommandAction
 	conn   *extConn // the connection the command was sent on
 	// deadline is when the hub stops waiting (guarded by hub.mu): set
 	// once the command is sent, zero before and once the wait is over.
@@ -312,7 +317,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 // a *TimeoutError caused by ctx's deadline when it has one (the wait was
 // the time left until it), by nothing otherwise (the hub's own
 // CommandTimeout and ReplyMargin).
-func waitOver(ctx context.Context, action string) error {
+func waitOver(ctx context.Context, action CommandAction) error {
 	var cause error
 	if ctx.Err() != nil {
 		cause = ctx.Err()
@@ -384,7 +389,7 @@ func (h *Hub) completeCall(c *extConn, f *resultFrame) {
 }
 
 // resultOf turns a browser_result into the caller's result.
-func resultOf(action string, f *resultFrame) (*BrowserResult, error) {
+func resultOf(action CommandAction, f *resultFrame) (*BrowserResult, error) {
 	if f.Error != "" {
 		return nil, &CommandError{Action: action, Message: f.Error}
 	}
@@ -443,7 +448,7 @@ func encodeCommand(id string, cmd BrowserCommand, timeoutMS int64) ([]byte, erro
 	b = append(b, `{"type":"`+typeCommand+`","id":`...)
 	b = appendJSONString(b, id)
 	b = append(b, `,"action":`...)
-	b = appendJSONString(b, cmd.Action)
+	b = appendJSONString(b, string(cmd.Action))
 	for _, f := range [...]struct{ key, value string }{{`,"url":`, cmd.URL}, {`,"selector":`, cmd.Selector}, {`,"text":`, cmd.Text}} {
 		if f.value != "" {
 			b = append(b, f.key...)

@@ -68,7 +68,7 @@ func TestBrowserActions(t *testing.T) {
 		_, err = e.hub.Read(ctx, "#missing")
 		var cmdErr *CommandError
 		require.ErrorAs(t, err, &cmdErr)
-		assert.Equal(t, "read", cmdErr.Action)
+		assert.Equal(t, ActionRead, cmdErr.Action)
 		assert.Equal(t, "no element matches selector #missing", cmdErr.Message)
 	})
 }
@@ -355,7 +355,7 @@ func TestCommandErrorStrings(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
 		ext := e.dial(extbridgetest.Options{Browser: answer(func(c *extbridgetest.Command) *extbridgetest.Result {
-			if c.Action == ActionScreenshot {
+			if c.Action == string(ActionScreenshot) {
 				return &extbridgetest.Result{Image: "!!!!"}
 			}
 			return &extbridgetest.Result{}
@@ -413,7 +413,7 @@ func FuzzEncodeCommand(f *testing.F) {
 		f.Add("click", s, s, s, true, int64(30000))
 	}
 	f.Fuzz(func(t *testing.T, action, url, selector, text string, enter bool, timeoutMS int64) {
-		got, err := encodeCommand("id-1", BrowserCommand{Action: action, URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
+		got, err := encodeCommand("id-1", BrowserCommand{Action: CommandAction(action), URL: url, Selector: selector, Text: text, PressEnter: enter}, timeoutMS)
 		require.NoError(t, err)
 		want, err := json.Marshal(commandFrame{Type: typeCommand, ID: "id-1", Action: action, URL: url, Selector: selector,
 			Text: text, PressEnter: enter, TimeoutMS: timeoutMS})

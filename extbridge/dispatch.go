@@ -118,7 +118,7 @@ func (c *extConn) userMessage(msg UserMessage) {
 	if msg.ThreadID != "" {
 		c.hub.setThread(msg.ThreadID)
 	}
-	if err := c.hub.opts.Backend.UserMessage(c.ctx, msg); err != nil {
+	if err := c.hub.opts.Backend.UserMessage(c.ctx, msg, c.hub.newReply(c.ctx)); err != nil {
 		c.hub.log.Warn("extbridge: user_message failed", "err", err)
 	}
 }
@@ -162,7 +162,7 @@ func (c *extConn) dispatchBare(ctx context.Context, typ string) {
 		}
 		// Each name once: the first (highest-precedence) entry wins.
 		seen := make(map[string]struct{}, len(skills))
-		unique := make([]Skill, 0, len(skills))
+		unique := make([]PanelSkill, 0, len(skills))
 		for _, s := range skills {
 			if _, dup := seen[s.Name]; dup || s.Name == "" {
 				continue
@@ -191,14 +191,14 @@ func (c *extConn) newSession(ctx context.Context, opts SessionOptions) {
 		c.hub.log.Warn("extbridge: new_session failed", "err", err)
 	}
 	if snap == nil {
-		snap = &Snapshot{}
+		snap = &ConversationSnapshot{}
 	}
 	c.sendSnapshot(snap)
 }
 
 // sendSnapshot sends a conversation's history in the connection's dialect:
 // conversation_snapshot, or an AG-UI MESSAGES_SNAPSHOT event.
-func (c *extConn) sendSnapshot(s *Snapshot) {
+func (c *extConn) sendSnapshot(s *ConversationSnapshot) {
 	if s.ConversationID != "" {
 		c.hub.setThread(s.ConversationID)
 	}

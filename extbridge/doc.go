@@ -14,9 +14,8 @@
 //
 // # Quick start
 //
-//	token, err := extbridge.NewToken() // copy it into the extension's options
-//	if err != nil { … }
-//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
+//	token := extbridge.NewToken() // copy it into the extension's options
+//	hub, err := extbridge.NewHub(token, nil)
 //	if err != nil { … }
 //	defer hub.Close()
 //	l, err := hub.Listen() // 127.0.0.1:52789; "address already in use" shows here
@@ -29,6 +28,21 @@
 //
 // The [Hub] is also an http.Handler (routes /ws and /artifacts/) that can be
 // mounted on a program's own mux.
+//
+// A CLI with a chat panel passes its [Backend] in [HubOptions]. The Backend
+// is built first and never holds the Hub: its list methods return what the
+// hub sends, and [Backend.UserMessage] answers through the [Reply] that
+// comes with each message:
+//
+//	func (b *myBackend) UserMessage(ctx context.Context, m extbridge.UserMessage, reply *extbridge.Reply) error {
+//		conv := b.conversation(m.ThreadID) // protocol 2 names it; classic panels follow the CLI's
+//		return reply.StartTurn(conv, b.newID(), func(ctx context.Context, t *extbridge.Turn) error {
+//			if err := t.Echo(ctx, b.newID(), m.Content); err != nil {
+//				return err
+//			}
+//			return t.Say(ctx, b.newID(), b.agent.Answer(ctx, m.Content))
+//		})
+//	}
 //
 // # Connections
 //
@@ -102,7 +116,9 @@
 // connection with 1009. Outbound frames wait in a queue of SendQueue (256)
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
 // extension is dropped. At most MaxConcurrentTools (16) tool requests run
-// at once per connection. Input history: 1000 entries of at most 64 KiB.
+// at once per connection. Input history: 1000 entries of at most 64 KiB
+// (the history frame carries at most the last 1000), of which a history
+// file's last 8 MiB are read.
 // Protocol 2: project_dir must be absolute and at most 4096 bytes (else a
 // RUN_ERROR without runId answers the frame, as the reference CLI does);
 // at most 16 user messages and 256 resume entries of one run_agent_input
@@ -113,19 +129,33 @@
 // idle one, else the oldest, so that the extension's reconnect always gets
 // through. Each write of an HTTP answer must make progress within
 // WriteTimeout (10 s). Idle HTTP connections close after IdleTimeout
-// (30 s).
+// (30 s); request headers must arrive within 10 s and hold at most 16 KiB.
+//
+// The other defaults, each a HubOptions field with a Default constant:
+// Addr 127.0.0.1:52789, loopback only ([NewHub], [Hub.Listen] and
+// [Hub.Serve] refuse any other address); HelloTimeout 5 s; PingInterval
+// 20 s and LivenessTimeout 60 s; ReplaceLimit 3 replacements in
+// ReplaceWindow 10 s. A browser command without a context deadline is sent
+// with CommandTimeout (30 s) and waited for ReplyMargin (5 s) longer.
+// Navigate takes only absolute URLs of NavigateSchemes (default http,
+// https, file, about, data); Click and Type need a selector. A tool
+// request's approval waits ToolApprovalTimeout (5 min). An [InputHistory]
+// reads at most the last [MaxHistoryFileBytes] (8 MiB) of its file and
+// writes it with mode 0600. /artifacts/ answers GET and HEAD only.
 //
 // # Concurrency
 //
 // All methods of Hub and [InputHistory] are safe for concurrent use. Each
 // connection has one reader goroutine (the HTTP handler's), one writer and
-// one pinger; each tool request runs in its own goroutine. A browser command
+// one pinger; each tool request and each reply turn ([Reply.StartTurn])
+// runs in its own goroutine. A browser command
 // is written by its caller when nothing is queued or being written (else
 // queued for the writer), always behind the frames queued before it. Backend methods
 // are called from the reader, one at a time, in frame order. OnConnect and
 // OnDisconnect are called one at a time, in order, from a hub goroutine.
-// Close and Shutdown wait for every goroutine the hub started; Close is
-// idempotent.
+// Close and Shutdown wait for every goroutine the hub started, reply turns
+// included (Close cancels their context; Shutdown waits for them until its
+// own context ends); Close is idempotent.
 //
 // # Security
 //
@@ -134,8 +164,9 @@
 // or chrome-extension://, moz-extension:// or safari-web-extension:// with
 // a well-formed id (pinned with ExtensionIDs); anything else gets 403
 // before the upgrade. A missing Origin is accepted as the protocol says, so
-// the token is the real guard: it is compared in constant time, an empty
-// one is refused, and [NewToken] makes 128-bit random ones. Inbound frames are
+// the token is the real guard: it is compared in constant time, one shorter
+// than 16 bytes is refused ([ErrWeakToken]), and [NewToken] makes 128-bit
+// random ones. Inbound frames are
 // decoded strictly: duplicate and case-variant keys and invalid UTF-8 are
 // refused, so the hub never acts on a field the extension's JavaScript
 // reads differently, nor on text repaired to U+FFFD.

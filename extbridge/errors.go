@@ -38,12 +38,17 @@ var ErrServerClosed = errors.New("extbridge: server closed")
 // tool_result and keeps the connection open.
 var ErrUnknownTool = errors.New("extbridge: unknown tool")
 
+// ErrWeakToken is returned by [NewHub] for a token shorter than 16 bytes
+// (an empty one included): the token is the hub's only guard against
+// other local programs. [NewToken] makes 32-character ones.
+var ErrWeakToken = errors.New("extbridge: token shorter than 16 bytes (NewToken makes one)")
+
 // ErrUnknownConversation is what a [Backend]'s ResumeConversation returns
 // (possibly wrapped) for an id it does not know. The hub then sends no
 // snapshot, as the protocol requires.
 var ErrUnknownConversation = errors.New("extbridge: unknown conversation")
 
-// ErrInvalidEvent is returned by [NewEvent] and Emit for an AG-UI event that is
+// ErrInvalidEvent is returned by [NewChatEvent] and Emit for an AG-UI event that is
 // not a JSON object with a non-empty string "type", or a
 // TEXT_MESSAGE_CONTENT event with an empty delta.
 var ErrInvalidEvent = errors.New("extbridge: invalid AG-UI event")
@@ -106,13 +111,13 @@ func (e *NotConnectedError) Unwrap() error { return ErrNotConnected }
 // when the caller's context deadline was what expired. Its text is the
 // reference wording "timed out waiting for the browser extension to ACTION".
 type TimeoutError struct {
-	Action string // the browser command's action, e.g. "navigate"
-	cause  error  // context.DeadlineExceeded when the caller's deadline passed
+	Action CommandAction // the browser command's action, e.g. "navigate"
+	cause  error         // context.DeadlineExceeded when the caller's deadline passed
 }
 
 // Error returns "timed out waiting for the browser extension to ACTION".
 func (e *TimeoutError) Error() string {
-	return "timed out waiting for the browser extension to " + e.Action
+	return "timed out waiting for the browser extension to " + string(e.Action)
 }
 
 // Unwrap returns [ErrTimeout] and, when the caller's deadline expired, the
@@ -137,18 +142,18 @@ var ErrInvalidCommand = errors.New("extbridge: invalid browser command")
 // it before sending it (Message says why; it then matches
 // [ErrInvalidCommand]).
 type CommandError struct {
-	Action  string // the browser command's action
-	Message string // the extension's error text, or why the hub refused it
-	Invalid bool   // refused by the hub; nothing was sent
+	Action  CommandAction // the browser command's action
+	Message string        // the extension's error text, or why the hub refused it
+	Invalid bool          // refused by the hub; nothing was sent
 }
 
 // Error returns the action and the extension's text (at most 512 bytes of
 // it), or the reason the hub refused the command.
 func (e *CommandError) Error() string {
 	if e.Invalid {
-		return "extbridge: invalid " + e.Action + " command: " + e.Message
+		return "extbridge: invalid " + string(e.Action) + " command: " + e.Message
 	}
-	return "browser extension failed to " + e.Action + ": " + truncate(e.Message, maxErrorText)
+	return "browser extension failed to " + string(e.Action) + ": " + truncate(e.Message, maxErrorText)
 }
 
 // Unwrap returns [ErrInvalidCommand] for a command the hub refused, nil
@@ -164,12 +169,12 @@ func (e *CommandError) Unwrap() error {
 // and the action once ("extbridge: navigate: browser extension
 // disconnected: …").
 type actionError struct {
-	action string
+	action CommandAction
 	err    error
 }
 
 func (e *actionError) Error() string {
-	return "extbridge: " + e.action + ": " + unprefixed(e.err)
+	return "extbridge: " + string(e.action) + ": " + unprefixed(e.err)
 }
 
 func (e *actionError) Unwrap() error { return e.err }

@@ -15,7 +15,8 @@ import (
 // browser. The fake extension from extbridgetest plays the browser here; in
 // real use the user's extension dials ws://127.0.0.1:52789/ws with the token.
 func ExampleNewHub() {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token", Addr: "127.0.0.1:0"})
+	token := extbridge.NewToken() // the user copies it into the extension's options
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func ExampleNewHub() {
 	browser := extbridgetest.NewBrowser()
 	browser.SetPage("https://shop.example/", extbridgetest.Page{Title: "Shop"})
 	ext, err := extbridgetest.Dial(context.Background(), "ws://"+hub.Addr().String()+"/ws",
-		&extbridgetest.Options{Token: "example-token", Version: "1.2.3", Browser: browser})
+		&extbridgetest.Options{Token: token, Version: "1.2.3", Browser: browser})
 	if err != nil {
 		log.Fatal(err)
 	}

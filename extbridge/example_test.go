@@ -14,7 +14,8 @@ import (
 // The hub serves on a loopback listener; here a scripted fake extension
 // from extbridgetest plays the browser.
 func Example() {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	token := extbridge.NewToken() // the user copies it into the extension's options
+	hub, err := extbridge.NewHub(token, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func Example() {
 	browser := extbridgetest.NewBrowser()
 	browser.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain", Text: map[string]string{"h1": "Example Domain"}})
 	ext, err := extbridgetest.Dial(context.Background(), "ws://"+l.Addr().String()+"/ws", &extbridgetest.Options{
-		Token: "example-token", Browser: browser,
+		Token: token, Browser: browser,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -58,7 +59,8 @@ func Example() {
 }
 
 func ExampleNotConnectedError() {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	token := extbridge.NewToken() // the user copies it into the extension's options
+	hub, err := extbridge.NewHub(token, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -95,11 +97,11 @@ func ExampleBaseBackend() {
 }
 
 func ExampleToolHandlerFunc() {
-	tools := extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+	tools := extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 		if req.ToolName != "Echo" {
 			return nil, extbridge.ErrUnknownTool
 		}
-		return &extbridge.ToolResult{Success: true, Output: req.ToolArgs}, nil
+		return &extbridge.ToolResponse{Success: true, Output: req.ToolArgs}, nil
 	})
 	res, _ := tools.HandleTool(context.Background(), &extbridge.ToolRequest{ID: "1", ToolName: "Echo", ToolArgs: `{"x":1}`})
 	fmt.Println(res.Success, res.Output)
@@ -109,11 +111,8 @@ func ExampleToolHandlerFunc() {
 // Listen reports a busy port before serving, and Addr is valid after it.
 // Commands the extension would misread are refused before they are sent.
 func ExampleHub_Listen() {
-	token, err := extbridge.NewToken() // the user copies it into the extension's options
-	if err != nil {
-		log.Fatal(err)
-	}
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token, Addr: "127.0.0.1:0"})
+	token := extbridge.NewToken() // the user copies it into the extension's options
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -141,13 +140,14 @@ func ExampleHub_Listen() {
 // a new run. The same code drives a classic extension with an
 // approval_request frame.
 func ExampleTurn_RequestApproval() {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "example-token"})
+	token := extbridge.NewToken() // the user copies it into the extension's options
+	hub, err := extbridge.NewHub(token, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer hub.Close()
 	ext, err := extbridgetest.Connect(context.Background(), hub, &extbridgetest.Options{
-		Token: "example-token", Protocol: 2,
+		Token: token, Protocol: 2,
 		// The user approves in the panel.
 		Approvals: extbridgetest.ApprovalHandlerFunc(func(context.Context, *extbridgetest.ApprovalRequest) string {
 			return "approve"

@@ -116,11 +116,11 @@ func FuzzInputHistoryFile(f *testing.F) {
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, _ := parseHistory(data)
-		if len(entries) > MaxHistoryEntries {
+		if len(entries) > maxHistoryEntries {
 			t.Fatalf("%d entries", len(entries))
 		}
 		for i, e := range entries {
-			if e == "" || e != strings.TrimSpace(e) || len(e) > MaxHistoryEntryBytes {
+			if e == "" || e != strings.TrimSpace(e) || len(e) > maxHistoryEntryBytes {
 				t.Fatalf("entry %q breaks the rules", e)
 			}
 			if i > 0 && entries[i-1] == e {

@@ -135,7 +135,7 @@ func TestOrigins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := NewHub(&HubOptions{Token: testToken, ExtensionIDs: tt.opts.ExtensionIDs, RequireOrigin: tt.opts.RequireOrigin})
+			h, err := NewHub(testToken, &HubOptions{ExtensionIDs: tt.opts.ExtensionIDs, RequireOrigin: tt.opts.RequireOrigin})
 			require.NoError(t, err)
 			defer h.Close()
 			r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:52789/ws", nil)
@@ -167,7 +167,7 @@ func TestOriginRefusedBeforeUpgrade(t *testing.T) {
 }
 
 func TestLoopbackOnly(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken, ArtifactsDir: t.TempDir()})
+	h, err := NewHub(testToken, &HubOptions{ArtifactsDir: t.TempDir()})
 	require.NoError(t, err)
 	defer h.Close()
 	tests := []struct {
@@ -330,9 +330,9 @@ func TestReplacedConnectionFramesIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &recordingBackend{}
 		var toolCalls atomic.Int32
-		e := newEnv(t, HubOptions{Backend: b, Tools: ToolHandlerFunc(func(context.Context, *ToolRequest) (*ToolResult, error) {
+		e := newEnv(t, HubOptions{Backend: b, Tools: ToolHandlerFunc(func(context.Context, *ToolRequest) (*ToolResponse, error) {
 			toolCalls.Add(1)
-			return &ToolResult{Success: true}, nil
+			return &ToolResponse{Success: true}, nil
 		})})
 		// The old connection stops reading, so that its socket stays open
 		// (until the write timeout) while it keeps sending.

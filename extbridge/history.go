@@ -13,24 +13,24 @@ import (
 	"sync"
 )
 
-// Limits of [InputHistory].
+// Limits of [InputHistory], documented on it. They are fixed: the
+// number of entries is also the most a history frame carries, and the
+// other two bound what one entry and one file cost.
 const (
-	// MaxHistoryEntries is the number of entries an [InputHistory] keeps (and
-	// the most the list_history answer carries).
-	MaxHistoryEntries = maxHistoryEntries
-	// MaxHistoryEntryBytes is the largest entry recorded; longer ones are
+	// maxHistoryEntryBytes is the largest entry recorded; longer ones are
 	// not recorded.
-	MaxHistoryEntryBytes = 64 << 10
-	// MaxHistoryFileBytes is how much of a history file is read: only its
-	// last MaxHistoryFileBytes bytes are loaded.
-	MaxHistoryFileBytes = 8 << 20
+	maxHistoryEntryBytes = 64 << 10
+	// maxHistoryFileBytes is how much of a history file is read: only its
+	// last maxHistoryFileBytes bytes are loaded.
+	maxHistoryFileBytes = 8 << 20
 )
 
 // InputHistory is the shell-style input history the panel's arrow-up recall
 // shares with the CLI: entries are trimmed, empty ones and consecutive
 // duplicates are skipped, multi-line entries are kept whole, and only the
-// last [MaxHistoryEntries] are kept. It may persist to a file (JSON Lines,
-// one JSON string per line, mode 0600). Its methods are safe for concurrent
+// last 1000 are kept; an entry longer than 64 KiB is not recorded. It may
+// persist to a file (JSON Lines, one JSON string per line, mode 0600), of
+// which only the last 8 MiB are read. Its methods are safe for concurrent
 // use.
 type InputHistory struct {
 	mu        sync.Mutex
@@ -69,13 +69,13 @@ func (h *InputHistory) load(f *os.File) error {
 	}
 	var r io.Reader = f
 	partial := false
-	if info.Size() > MaxHistoryFileBytes {
-		if _, err := f.Seek(-MaxHistoryFileBytes, io.SeekEnd); err != nil {
+	if info.Size() > maxHistoryFileBytes {
+		if _, err := f.Seek(-maxHistoryFileBytes, io.SeekEnd); err != nil {
 			return err
 		}
 		partial = true
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxHistoryFileBytes))
+	data, err := io.ReadAll(io.LimitReader(r, maxHistoryFileBytes))
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func parseHistory(data []byte) (entries []string, lines int) {
 		lines++
 		var s string
 		// An entry's JSON is at most 6 bytes per byte of text (\u00XX).
-		if len(line) > 6*MaxHistoryEntryBytes+2 || json.Unmarshal(line, &s) != nil {
+		if len(line) > 6*maxHistoryEntryBytes+2 || json.Unmarshal(line, &s) != nil {
 			continue
 		}
 		if e, ok := historyEntry(s, entries); ok {
@@ -120,7 +120,7 @@ func parseHistory(data []byte) (entries []string, lines int) {
 // historyEntry applies the rules to a new entry given the current entries.
 func historyEntry(s string, entries []string) (string, bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || len(s) > MaxHistoryEntryBytes {
+	if s == "" || len(s) > maxHistoryEntryBytes {
 		return "", false
 	}
 	if n := len(entries); n > 0 && entries[n-1] == s {
@@ -131,8 +131,8 @@ func historyEntry(s string, entries []string) (string, bool) {
 
 func appendCapped(entries []string, e string) []string {
 	entries = append(entries, e)
-	if len(entries) > MaxHistoryEntries {
-		entries = append(entries[:0:0], entries[len(entries)-MaxHistoryEntries:]...)
+	if len(entries) > maxHistoryEntries {
+		entries = append(entries[:0:0], entries[len(entries)-maxHistoryEntries:]...)
 	}
 	return entries
 }
@@ -140,7 +140,7 @@ func appendCapped(entries []string, e string) []string {
 // Add records entry and reports whether it was recorded (false for an
 // empty, oversized or consecutive duplicate entry). With a file, the entry
 // is appended to it; the file is rewritten with the kept entries when it
-// has grown to twice [MaxHistoryEntries] lines.
+// has grown to twice [maxHistoryEntries] lines.
 func (h *InputHistory) Add(entry string) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -152,7 +152,7 @@ func (h *InputHistory) Add(entry string) (bool, error) {
 	if h.path == "" {
 		return true, nil
 	}
-	if h.fileLines+1 >= 2*MaxHistoryEntries {
+	if h.fileLines+1 >= 2*maxHistoryEntries {
 		return true, h.rewrite()
 	}
 	line, _ := json.Marshal(e)

@@ -28,7 +28,7 @@ type ConnInfo struct {
 	// ProtocolVersion is the dialect the connection speaks:
 	// [ProtocolClassic] or [Protocol2], chosen from the hello's
 	// protocol_version (see [MaxProtocolVersion]).
-	ProtocolVersion int
+	ProtocolVersion ProtocolVersion
 	// Client is the hello's client ("extension", "desktop", "browser"; ""
 	// when absent), at most 64 printable bytes.
 	Client string
@@ -71,34 +71,44 @@ type Hub struct {
 	events       []func()    // OnConnect/OnDisconnect calls not yet made
 	eventsActive bool
 
-	wg   sync.WaitGroup // every goroutine the hub started, and active handlers
-	done chan struct{}  // closed by Close
-	once sync.Once
+	wg     sync.WaitGroup     // every goroutine the hub started, and active handlers
+	ctx    context.Context    // the hub's lifetime: reply turns run in it
+	cancel context.CancelFunc // ends ctx, in Close
+	done   chan struct{}      // closed by Close
+	once   sync.Once
 }
 
 // NewToken returns a new random token: 16 bytes from crypto/rand, hex
 // encoded (32 characters).
-func NewToken() (string, error) {
+func NewToken() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("extbridge: new token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24 and later)
+	return hex.EncodeToString(b[:])
 }
 
-// NewHub returns a [Hub] configured by opts. It fails when opts is nil or
-// opts.Token is empty, when a limit is negative, when Addr is not a loopback address, or
-// when ArtifactsDir cannot be opened. NewHub starts no goroutine; the Hub
-// must be closed with Close or Shutdown once it has served.
-func NewHub(opts *HubOptions) (*Hub, error) {
-	if opts == nil || opts.Token == "" {
-		return nil, errors.New("extbridge: empty token: set HubOptions.Token (NewToken makes one)")
+// minTokenLength is the shortest token [NewHub] accepts.
+const minTokenLength = 16
+
+// NewHub returns a [Hub] that admits the extension presenting token in its
+// browser_hello, configured by opts (nil means every default). token is
+// the shared secret the user copies into the extension's options; it must
+// be at least 16 bytes ([ErrWeakToken]), and [NewToken] makes a suitable
+// one. NewHub also fails when a limit in opts is negative, when Addr is not
+// a loopback address, or when ArtifactsDir or ProjectsDir cannot be
+// opened. NewHub starts no goroutine; the Hub must be closed with Close or
+// Shutdown once it has served.
+func NewHub(token string, opts *HubOptions) (*Hub, error) {
+	if len(token) < minTokenLength {
+		return nil, ErrWeakToken
+	}
+	if opts == nil {
+		opts = &HubOptions{}
 	}
 	if opts.HelloTimeout < 0 || opts.PingInterval < 0 || opts.LivenessTimeout < 0 ||
 		opts.WriteTimeout < 0 || opts.CommandTimeout < 0 || opts.ReplyMargin < 0 ||
 		opts.ToolApprovalTimeout < 0 || opts.PreHelloReadLimit < 0 || opts.ReadLimit < 0 ||
 		opts.SendQueue < 0 || opts.MaxConcurrentTools < 0 || opts.IdleTimeout < 0 || opts.MaxUnauthConns < 0 ||
-		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 || opts.ReplaceCooldown < 0 {
+		opts.ReplaceLimit < 0 || opts.ReplaceWindow < 0 {
 		return nil, errors.New("extbridge: negative duration or limit in HubOptions")
 	}
 	o := opts.withDefaults()
@@ -119,7 +129,7 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 	}
 	h := &Hub{
 		opts:      o,
-		tokenHash: sha256.Sum256([]byte(o.Token)),
+		tokenHash: sha256.Sum256([]byte(token)),
 		log:       o.Logger,
 		conns:     map[*extConn]struct{}{},
 		connected: make(chan struct{}),
@@ -128,6 +138,7 @@ func NewHub(opts *HubOptions) (*Hub, error) {
 		turns:     map[*Turn]struct{}{},
 		done:      make(chan struct{}),
 	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if p, err := strconv.Atoi(port); err == nil {
 		h.port.Store(int32(p))
 	}
@@ -309,8 +320,10 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 // Shutdown stops the hub gracefully: it stops accepting connections, fails
 // pending approvals with [ErrClosed], waits for in-flight browser commands and
 // tool requests, closes the extension connection with 1001 (going away) and
-// waits for every goroutine. When ctx ends first it closes the hub at once
-// (as Close) and returns ctx's error. Serve then returns [ErrServerClosed].
+// waits for every goroutine, the reply turns of [Reply.StartTurn] included
+// (their frames and approvals now fail with ErrClosed). When ctx ends first
+// it closes the hub at once (as Close, which cancels the reply turns) and
+// returns ctx's error. Serve then returns [ErrServerClosed].
 func (h *Hub) Shutdown(ctx context.Context) error {
 	h.beginClose()
 	err := h.srv.Shutdown(ctx)
@@ -360,13 +373,15 @@ func (h *Hub) waitIdle(ctx context.Context) error {
 }
 
 // Close stops the hub at once: listeners and connections are closed,
-// pending commands and approvals fail with [ErrClosed], and Close waits for
-// every goroutine the hub started. Close is idempotent.
+// pending commands and approvals fail with [ErrClosed], the context of the
+// reply turns ([Reply.StartTurn]) is cancelled, and Close waits for every
+// goroutine the hub started, those turns included. Close is idempotent.
 func (h *Hub) Close() error {
 	h.beginClose()
 	var err error
 	h.once.Do(func() {
 		close(h.done)
+		h.cancel() // the reply turns
 		err = h.srv.Close()
 		// A listener from Listen that Serve never took.
 		h.mu.Lock()

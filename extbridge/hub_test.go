@@ -19,28 +19,34 @@ import (
 
 func TestNewHubOptions(t *testing.T) {
 	tests := []struct {
-		name string
-		opts *HubOptions
-		ok   bool
+		name  string
+		token string
+		opts  *HubOptions
+		ok    bool
 	}{
-		{"defaults", &HubOptions{Token: "t"}, true},
-		{"nil options", nil, false},
-		{"empty token", &HubOptions{}, false},
-		{"negative timeout", &HubOptions{Token: "t", HelloTimeout: -1}, false},
-		{"negative limit", &HubOptions{Token: "t", ReadLimit: -1}, false},
-		{"public address", &HubOptions{Token: "t", Addr: "0.0.0.0:52789"}, false},
-		{"lan address", &HubOptions{Token: "t", Addr: "192.168.1.2:52789"}, false},
-		{"no port", &HubOptions{Token: "t", Addr: "127.0.0.1"}, false},
-		{"localhost", &HubOptions{Token: "t", Addr: "localhost:0"}, true},
-		{"ipv6 loopback", &HubOptions{Token: "t", Addr: "[::1]:0"}, true},
-		{"bad pinned id", &HubOptions{Token: "t", ExtensionIDs: []string{"../x"}}, false},
-		{"missing artifacts dir", &HubOptions{Token: "t", ArtifactsDir: "/nonexistent/dir"}, false},
+		{"defaults", testToken, &HubOptions{}, true},
+		{"nil options", testToken, nil, true},
+		{"shortest token", "0123456789abcdef", nil, true},
+		{"empty token", "", nil, false},
+		{"weak token", "0123456789abcde", nil, false},
+		{"negative timeout", testToken, &HubOptions{HelloTimeout: -1}, false},
+		{"negative limit", testToken, &HubOptions{ReadLimit: -1}, false},
+		{"public address", testToken, &HubOptions{Addr: "0.0.0.0:52789"}, false},
+		{"lan address", testToken, &HubOptions{Addr: "192.168.1.2:52789"}, false},
+		{"no port", testToken, &HubOptions{Addr: "127.0.0.1"}, false},
+		{"localhost", testToken, &HubOptions{Addr: "localhost:0"}, true},
+		{"ipv6 loopback", testToken, &HubOptions{Addr: "[::1]:0"}, true},
+		{"bad pinned id", testToken, &HubOptions{ExtensionIDs: []string{"../x"}}, false},
+		{"missing artifacts dir", testToken, &HubOptions{ArtifactsDir: "/nonexistent/dir"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := NewHub(tt.opts)
+			h, err := NewHub(tt.token, tt.opts)
 			if !tt.ok {
 				assert.Error(t, err)
+				if len(tt.token) < 16 {
+					assert.ErrorIs(t, err, ErrWeakToken)
+				}
 				return
 			}
 			require.NoError(t, err)
@@ -51,16 +57,13 @@ func TestNewHubOptions(t *testing.T) {
 }
 
 func TestNewToken(t *testing.T) {
-	a, err := NewToken()
-	require.NoError(t, err)
-	b, err := NewToken()
-	require.NoError(t, err)
+	a, b := NewToken(), NewToken()
 	assert.Regexp(t, `^[0-9a-f]{32}$`, a)
 	assert.NotEqual(t, a, b)
 }
 
 func TestServeRefusesNonLoopbackListener(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken})
+	h, err := NewHub(testToken, nil)
 	require.NoError(t, err)
 	defer h.Close()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -77,7 +80,7 @@ type addrListener struct {
 func (l *addrListener) Addr() net.Addr { return l.addr }
 
 func TestListenAndServeAndAddr(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	h, err := NewHub(testToken, &HubOptions{Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	served := make(chan error, 1)
 	go func() { served <- h.ListenAndServe() }()
@@ -166,7 +169,7 @@ func TestCloseEndsEverything(t *testing.T) {
 // TestNotConnectedPortWhenMounted: a hub mounted on the program's own server
 // names the port the extension actually reached, not HubOptions.Addr's.
 func TestNotConnectedPortWhenMounted(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken})
+	h, err := NewHub(testToken, nil)
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -188,7 +191,7 @@ func TestNotConnectedPortWhenMounted(t *testing.T) {
 
 // Listen reports the bind error at once and makes Addr valid before Serve.
 func TestListenThenServe(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	h, err := NewHub(testToken, &HubOptions{Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	l, err := h.Listen()
 	require.NoError(t, err)
@@ -196,7 +199,7 @@ func TestListenThenServe(t *testing.T) {
 	assert.Equal(t, l.Addr().String(), h.Addr().String())
 
 	// A second hub on the same address learns the bind error from Listen.
-	h2, err := NewHub(&HubOptions{Token: testToken, Addr: h.Addr().String()})
+	h2, err := NewHub(testToken, &HubOptions{Addr: h.Addr().String()})
 	require.NoError(t, err)
 	_, err = h2.Listen()
 	require.Error(t, err)
@@ -217,7 +220,7 @@ func TestListenThenServe(t *testing.T) {
 
 // A listener from Listen that was never served is closed by Close.
 func TestListenWithoutServeClosed(t *testing.T) {
-	h, err := NewHub(&HubOptions{Token: testToken, Addr: "127.0.0.1:0"})
+	h, err := NewHub(testToken, &HubOptions{Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	l, err := h.Listen()
 	require.NoError(t, err)

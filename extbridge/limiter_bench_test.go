@@ -52,7 +52,7 @@ func BenchmarkUnauthConnections(b *testing.B) {
 // BenchmarkUnauthConnectionsFloor is the same against a bare http.Server
 // with the hub as handler but no connection tracking: the floor.
 func BenchmarkUnauthConnectionsFloor(b *testing.B) {
-	h, err := NewHub(&HubOptions{Token: testToken})
+	h, err := NewHub(testToken, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

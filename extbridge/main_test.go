@@ -31,10 +31,7 @@ type env struct {
 
 func newEnv(t *testing.T, opts HubOptions) *env {
 	t.Helper()
-	if opts.Token == "" {
-		opts.Token = testToken
-	}
-	h, err := NewHub(&opts)
+	h, err := NewHub(testToken, &opts)
 	require.NoError(t, err)
 	ln := extbridgetest.NewListener()
 	served := make(chan error, 1)
@@ -107,10 +104,7 @@ type tcpEnv struct {
 
 func newTCPEnv(t testing.TB, opts HubOptions) *tcpEnv {
 	t.Helper()
-	if opts.Token == "" {
-		opts.Token = testToken
-	}
-	h, err := NewHub(&opts)
+	h, err := NewHub(testToken, &opts)
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

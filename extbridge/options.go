@@ -26,8 +26,6 @@ const (
 	DefaultMaxUnauthConns      = 64
 	DefaultReplaceLimit        = 3
 	DefaultReplaceWindow       = 10 * time.Second
-	// Deprecated: see [HubOptions.ReplaceCooldown].
-	DefaultReplaceCooldown = 60 * time.Second
 )
 
 // ReplacePolicy says what happens when an extension authenticates while
@@ -47,14 +45,10 @@ const (
 // defaultNavigateSchemes are the URL schemes Navigate accepts by default.
 var defaultNavigateSchemes = []string{"http", "https", "file", "about", "data"}
 
-// HubOptions configures a [Hub]. The zero value of every field is a documented
-// default; only Token is required.
+// HubOptions configures a [Hub]. Every field is optional: its zero value is
+// the documented default, and nil options mean every default. (The token,
+// which a hub cannot do without, is [NewHub]'s parameter.)
 type HubOptions struct {
-	// Token is the shared secret the extension must present in its
-	// browser_hello. Required: NewHub refuses an empty token. NewToken makes
-	// a suitable one.
-	Token string
-
 	// Addr is the address ListenAndServe listens on. Default
 	// "127.0.0.1:52789". Its host must be a loopback IP address or
 	// "localhost".
@@ -115,12 +109,6 @@ type HubOptions struct {
 	// newcomer is accepted. Defaults 3 and 10 s.
 	ReplaceLimit  int
 	ReplaceWindow time.Duration
-	// ReplaceCooldown is no longer used: a cool-down that ran out let the
-	// other browser take over again, restarting the flapping, so the kept
-	// connection now stays until it ends.
-	//
-	// Deprecated: the damping lasts as long as the kept connection.
-	ReplaceCooldown time.Duration
 
 	// NavigateSchemes are the URL schemes Navigate accepts; a URL without
 	// a scheme or with another one is refused before it is sent (the
@@ -171,8 +159,11 @@ type HubOptions struct {
 	// is called.
 	ArtifactsDir string
 
-	// Backend answers the panel's frames. Default: BaseBackend, which
-	// answers empty lists.
+	// Backend answers the panel's frames. It is built before the hub and
+	// never needs it: a panel message is answered through its [Reply].
+	// Default: [BaseBackend], which answers empty lists and replies to no
+	// message. (A hub that only drives the browser needs none, which is
+	// why the Backend is an option and not a parameter of [NewHub].)
 	Backend Backend
 
 	// Tools serves the extension's tool_request frames. Default: none, every
@@ -226,7 +217,6 @@ func (o *HubOptions) withDefaults() HubOptions {
 	setDefault(&r.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&r.ReplaceLimit, DefaultReplaceLimit)
 	setDefault(&r.ReplaceWindow, DefaultReplaceWindow)
-	setDefault(&r.ReplaceCooldown, DefaultReplaceCooldown)
 	setDefault(&r.MaxUnauthConns, DefaultMaxUnauthConns)
 	if len(r.NavigateSchemes) == 0 {
 		r.NavigateSchemes = defaultNavigateSchemes

@@ -68,27 +68,27 @@ func (b *recordingBackend) ListConversations(context.Context) ([]Conversation, e
 	}, nil
 }
 
-func (b *recordingBackend) ResumeConversation(_ context.Context, id string) (*Snapshot, error) {
+func (b *recordingBackend) ResumeConversation(_ context.Context, id string) (*ConversationSnapshot, error) {
 	if id != "new" {
 		return nil, ErrUnknownConversation
 	}
 	b.mu.Lock()
 	b.active = id
 	b.mu.Unlock()
-	return &Snapshot{
+	return &ConversationSnapshot{
 		Messages:    []json.RawMessage{json.RawMessage(`{"role":"user","content":"hi"}`), json.RawMessage(`{"role":"assistant","content":"","tool_calls":[{"id":"c1"}]}`)},
 		ToolResults: map[string]bool{"c1": true},
 	}, nil
 }
 
-func (b *recordingBackend) NewSession(context.Context, SessionOptions) (*Snapshot, error) {
+func (b *recordingBackend) NewSession(context.Context, SessionOptions) (*ConversationSnapshot, error) {
 	b.mu.Lock()
 	b.active = "fresh"
 	b.mu.Unlock()
-	return &Snapshot{}, nil
+	return &ConversationSnapshot{}, nil
 }
 
-func (b *recordingBackend) UserMessage(_ context.Context, m UserMessage) error {
+func (b *recordingBackend) UserMessage(_ context.Context, m UserMessage, _ *Reply) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.messages = append(b.messages, m)
@@ -107,8 +107,8 @@ func (b *recordingBackend) ListHistory(context.Context) ([]string, error) {
 	return h, nil
 }
 
-func (b *recordingBackend) ListSkills(context.Context) ([]Skill, error) {
-	return []Skill{{Name: "tmux", Description: "project", Scope: "project"}, {Name: "tmux", Description: "user", Scope: "user"}, {Name: "gh:pr", Scope: "plugin"}}, nil
+func (b *recordingBackend) ListSkills(context.Context) ([]PanelSkill, error) {
+	return []PanelSkill{{Name: "tmux", Description: "project", Scope: "project"}, {Name: "tmux", Description: "user", Scope: "user"}, {Name: "gh:pr", Scope: "plugin"}}, nil
 }
 
 func (b *recordingBackend) ListModels(context.Context) (Models, error) {

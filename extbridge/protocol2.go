@@ -9,17 +9,22 @@ import (
 	"strings"
 )
 
+// ProtocolVersion is a dialect of the protocol, as the hello's
+// protocol_version numbers it. The zero value is no dialect: a
+// [ConnInfo] from the hub always has [ProtocolClassic] or [Protocol2].
+type ProtocolVersion int
+
 // The dialects the hub speaks, chosen per connection by the hello's
 // protocol_version.
 const (
 	// ProtocolClassic is the dialect of extensions whose hello carries no
 	// protocol_version (or one below 2): chat events wrapped in chat_event
 	// frames, approval_request frames, conversation_snapshot.
-	ProtocolClassic = 1
+	ProtocolClassic ProtocolVersion = 1
 	// Protocol2 is the infer CLI's daemon binding dialect: bare AG-UI 1.0
 	// event frames, turns as runs that suspend on interrupts,
 	// run_agent_input, project-scoped frames.
-	Protocol2 = 2
+	Protocol2 ProtocolVersion = 2
 	// MaxProtocolVersion is the highest dialect the hub speaks. A hello
 	// naming a higher version is served in this one, and the ack says so
 	// (the extension then shows its "update" state instead of failing).
@@ -41,19 +46,19 @@ const (
 // protocol_version and returns it with the ack to send. A hello without the
 // field gets exactly the classic ack, which the oldest extensions expect.
 // A value that is not an integer counts as absent.
-func negotiate(raw json.RawMessage) (int, []byte) {
+func negotiate(raw json.RawMessage) (ProtocolVersion, []byte) {
 	v, err := strconv.ParseInt(string(raw), 10, 64)
 	if errors.Is(err, strconv.ErrRange) && raw[0] != '-' {
-		v, err = MaxProtocolVersion, nil // an integer too large for int64 is higher still
+		v, err = int64(MaxProtocolVersion), nil // an integer too large for int64 is higher still
 	}
 	if len(raw) == 0 || err != nil {
 		return ProtocolClassic, helloAckJSON
 	}
 	proto := ProtocolClassic
-	if v >= Protocol2 {
+	if v >= int64(Protocol2) {
 		proto = MaxProtocolVersion
 	}
-	return proto, []byte(`{"type":"browser_hello_ack","protocol_version":` + strconv.Itoa(proto) + `}`)
+	return proto, []byte(`{"type":"browser_hello_ack","protocol_version":` + strconv.Itoa(int(proto)) + `}`)
 }
 
 func (c *extConn) p2() bool { return c.info.ProtocolVersion >= Protocol2 }
@@ -82,8 +87,8 @@ func (c *extConn) scoped(dir string) (context.Context, bool) {
 	if !validProjectDir(dir) {
 		c.ignored("unusable project_dir", "", len(dir), nil)
 		c.sendEvent(mustEvent(EventRunError, struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
+			Type    ChatEventType `json:"type"`
+			Message string        `json:"message"`
 		}{EventRunError, "project_dir must be an absolute path"}))
 		return nil, false
 	}
@@ -102,7 +107,7 @@ func withProject(ctx context.Context, dir string) context.Context {
 }
 
 // sendEvent queues one AG-UI event in the connection's dialect.
-func (c *extConn) sendEvent(e Event) {
+func (c *extConn) sendEvent(e ChatEvent) {
 	if err := c.send(c.ctx, c.eventFrame(e)); err != nil {
 		c.hub.log.Debug("extbridge: event not sent", "err", err)
 	}
@@ -110,7 +115,7 @@ func (c *extConn) sendEvent(e Event) {
 
 // eventFrame returns the frame carrying e: the bare event in protocol 2, a
 // chat_event frame in the classic dialect.
-func (c *extConn) eventFrame(e Event) []byte {
+func (c *extConn) eventFrame(e ChatEvent) []byte {
 	if c.p2() {
 		return e.raw
 	}
@@ -273,13 +278,13 @@ type gatewayCall struct {
 	} `json:"function"`
 }
 
-// agMessages renders a [Snapshot]'s messages as AG-UI 1.0 messages: every
+// agMessages renders a [ConversationSnapshot]'s messages as AG-UI 1.0 messages: every
 // message gets an id (its own, else one derived from its position), tool
 // calls and tool call ids are camelCase, content is text where AG-UI wants
 // text, and a tool call ToolResults marks failed carries an error. Messages
 // of roles AG-UI does not know, and tool messages without a tool call id,
 // are left out.
-func agMessages(s *Snapshot) []agMessage {
+func agMessages(s *ConversationSnapshot) []agMessage {
 	out := make([]agMessage, 0, len(s.Messages))
 	prefix := s.ConversationID
 	if prefix == "" {

@@ -17,7 +17,7 @@ import (
 func TestNegotiate(t *testing.T) {
 	tests := []struct {
 		raw   string
-		proto int
+		proto ProtocolVersion
 		ack   string
 	}{
 		{"", ProtocolClassic, `{"type":"browser_hello_ack"}`},
@@ -67,7 +67,7 @@ func (b *p2Backend) ListHistory(ctx context.Context) ([]string, error) {
 	return []string{"earlier"}, nil
 }
 
-func (b *p2Backend) ListSkills(ctx context.Context) ([]Skill, error) {
+func (b *p2Backend) ListSkills(ctx context.Context) ([]PanelSkill, error) {
 	b.saw(ctx, "list_skills")
 	return nil, nil
 }
@@ -87,12 +87,12 @@ func (b *p2Backend) SelectModel(ctx context.Context, _ string) error {
 	return nil
 }
 
-func (b *p2Backend) ResumeConversation(ctx context.Context, id string) (*Snapshot, error) {
+func (b *p2Backend) ResumeConversation(ctx context.Context, id string) (*ConversationSnapshot, error) {
 	b.saw(ctx, "resume_conversation")
 	if id != "conv1" {
 		return nil, ErrUnknownConversation
 	}
-	return &Snapshot{
+	return &ConversationSnapshot{
 		Messages: []json.RawMessage{
 			json.RawMessage(`{"id":{"odd":true},"role":"system","content":"be brief"}`),
 			json.RawMessage(`{"id":7,"role":"user","content":"list files"}`),
@@ -108,15 +108,15 @@ func (b *p2Backend) ResumeConversation(ctx context.Context, id string) (*Snapsho
 	}, nil
 }
 
-func (b *p2Backend) NewSession(ctx context.Context, opts SessionOptions) (*Snapshot, error) {
+func (b *p2Backend) NewSession(ctx context.Context, opts SessionOptions) (*ConversationSnapshot, error) {
 	b.saw(ctx, "new_session")
 	b.mu.Lock()
 	b.session = opts
 	b.mu.Unlock()
-	return &Snapshot{}, nil
+	return &ConversationSnapshot{}, nil
 }
 
-func (b *p2Backend) UserMessage(_ context.Context, m UserMessage) error {
+func (b *p2Backend) UserMessage(_ context.Context, m UserMessage, _ *Reply) error {
 	b.got <- m
 	return nil
 }
@@ -160,10 +160,10 @@ func decodeEvent(t *testing.T, f extbridgetest.Frame) p2Event {
 
 // nextEvent returns the next frame, which must be an AG-UI event of type
 // typ.
-func nextEvent(t *testing.T, ext *extbridgetest.Extension, typ string) p2Event {
+func nextEvent(t *testing.T, ext *extbridgetest.Extension, typ ChatEventType) p2Event {
 	t.Helper()
 	f := next(t, ext)
-	require.Equal(t, typ, f.Type, string(f.Raw))
+	require.Equal(t, string(typ), f.Type, string(f.Raw))
 	return decodeEvent(t, f)
 }
 
@@ -177,8 +177,8 @@ func TestProtocol2(t *testing.T) {
 		be := &p2Backend{got: make(chan UserMessage, 4)}
 		e := newEnv(t, HubOptions{
 			Backend: be,
-			Tools: ToolHandlerFunc(func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-				return &ToolResult{Success: true, Output: ProjectDir(ctx)}, nil
+			Tools: ToolHandlerFunc(func(ctx context.Context, req *ToolRequest) (*ToolResponse, error) {
+				return &ToolResponse{Success: true, Output: ProjectDir(ctx)}, nil
 			}),
 			ToolNeedsApproval: func(context.Context, *ToolRequest) bool { return true },
 		})
@@ -257,7 +257,7 @@ func TestProtocol2(t *testing.T) {
 				if err := turn.Say(ctx, "a1", "working"); err != nil {
 					return err
 				}
-				for _, ev := range []Event{ToolCallStart("t1", "Read", "a1"), ToolCallArgs("t1", `{"path":"x"}`),
+				for _, ev := range []ChatEvent{ToolCallStart("t1", "Read", "a1"), ToolCallArgs("t1", `{"path":"x"}`),
 					ToolCallEnd("t1"), ToolCallResult("r1", "t1", `{"success":true}`)} {
 					if err := turn.Emit(ctx, ev); err != nil {
 						return err
@@ -288,7 +288,7 @@ func TestProtocol2(t *testing.T) {
 		started := nextEvent(t, ext, EventRunStarted)
 		assert.Equal(t, "conv1", started.ThreadID)
 		assert.Equal(t, "run1", started.RunID)
-		for _, typ := range []string{EventTextMessageStart, EventTextMessageContent, EventTextMessageEnd,
+		for _, typ := range []ChatEventType{EventTextMessageStart, EventTextMessageContent, EventTextMessageEnd,
 			EventTextMessageStart, EventTextMessageContent, EventTextMessageEnd,
 			EventToolCallStart, EventToolCallArgs, EventToolCallEnd, EventToolCallResult, EventStateSnapshot,
 			EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
@@ -311,7 +311,7 @@ func TestProtocol2(t *testing.T) {
 		// cannot answer it either.
 		assert.False(t, e.hub.ResolveApproval("call_1", false))
 
-		for _, typ := range []string{EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
+		for _, typ := range []ChatEventType{EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
 			nextEvent(t, ext, typ)
 		}
 		asked := nextEvent(t, ext, EventRunFinished)
@@ -379,7 +379,7 @@ func TestProtocol2(t *testing.T) {
 		// A panel tool request's approval: CUSTOM approval_request to the
 		// requester, approval_response {tool_call_id, approved}, CUSTOM
 		// approval_resolved, then the result, run with the project dir.
-		results := make(chan *extbridgetest.ToolResult, 1)
+		results := make(chan *extbridgetest.ToolResultFrame, 1)
 		go func() {
 			r, err := ext.CallTool(ctx, "Echo", `{"text":"hi"}`)
 			if err == nil {
@@ -421,10 +421,10 @@ func TestProtocol2(t *testing.T) {
 		assert.Empty(t, why, "%s", f.Raw)
 		seen[f.Type] = true
 	}
-	for _, typ := range []string{EventRunStarted, EventRunFinished, EventRunError, EventTextMessageStart,
+	for _, typ := range []ChatEventType{EventRunStarted, EventRunFinished, EventRunError, EventTextMessageStart,
 		EventTextMessageContent, EventTextMessageEnd, EventToolCallStart, EventToolCallArgs, EventToolCallEnd,
 		EventToolCallResult, EventStateSnapshot, EventMessagesSnapshot, EventCustom} {
-		assert.True(t, seen[typ], "no %s event was checked", typ)
+		assert.True(t, seen[string(typ)], "no %s event was checked", typ)
 	}
 	// The validator is not vacuous.
 	why, err := validator.Validate([]byte(`{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[]}}`))
@@ -465,7 +465,7 @@ func TestBothDialectsOneHub(t *testing.T) {
 		p2 := e.dial(extbridgetest.Options{Protocol: 2, ProjectDir: "/proj"})
 		<-classic.Done()
 		assert.Equal(t, 2, p2.AckProtocol())
-		for _, typ := range []string{EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
+		for _, typ := range []ChatEventType{EventToolCallStart, EventToolCallArgs, EventToolCallEnd} {
 			nextEvent(t, p2, typ)
 		}
 		suspended := nextEvent(t, p2, EventRunFinished)
@@ -493,7 +493,7 @@ func TestBothDialectsOneHub(t *testing.T) {
 func TestProtocol2HostileInput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		be := &p2Backend{got: make(chan UserMessage, 64)}
-		e := newEnv(t, HubOptions{Backend: be, Tools: ToolHandlerFunc(func(ctx context.Context, _ *ToolRequest) (*ToolResult, error) {
+		e := newEnv(t, HubOptions{Backend: be, Tools: ToolHandlerFunc(func(ctx context.Context, _ *ToolRequest) (*ToolResponse, error) {
 			if ProjectDir(ctx) != "" {
 				t.Error("a tool request with a relative project_dir was run")
 			}

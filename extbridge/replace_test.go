@@ -148,6 +148,6 @@ func TestReplaceKeepCurrent(t *testing.T) {
 }
 
 func TestReplacePolicyChecked(t *testing.T) {
-	_, err := NewHub(&HubOptions{Token: testToken, Replace: "oldest"})
+	_, err := NewHub(testToken, &HubOptions{Replace: "oldest"})
 	assert.ErrorContains(t, err, "unknown replace policy")
 }

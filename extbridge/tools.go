@@ -14,10 +14,10 @@ type ToolRequest struct {
 	ToolArgs string // the raw tool-arguments JSON; may be empty
 }
 
-// ToolResult is the outcome of a tool request. A failed tool (Success
+// ToolResponse is the outcome of a tool request. A failed tool (Success
 // false) may still carry Output, e.g. a command's output with a non-zero
 // exit status.
-type ToolResult struct {
+type ToolResponse struct {
 	Success bool
 	Output  string
 	Error   string
@@ -29,14 +29,14 @@ type ToolResult struct {
 // [ErrUnknownTool] for a tool the handler does not serve; any other error
 // becomes a failed result carrying the error's text.
 type ToolHandler interface {
-	HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error)
+	HandleTool(ctx context.Context, req *ToolRequest) (*ToolResponse, error)
 }
 
 // ToolHandlerFunc adapts a function to [ToolHandler].
-type ToolHandlerFunc func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
+type ToolHandlerFunc func(ctx context.Context, req *ToolRequest) (*ToolResponse, error)
 
 // HandleTool calls f(ctx, req).
-func (f ToolHandlerFunc) HandleTool(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+func (f ToolHandlerFunc) HandleTool(ctx context.Context, req *ToolRequest) (*ToolResponse, error) {
 	return f(ctx, req)
 }
 
@@ -63,17 +63,17 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 		if errors.Is(f.decodeErr, errInvalidUTF8) {
 			msg = "invalid tool_request: text is not valid UTF-8"
 		}
-		c.sendToolResult(req.ID, &ToolResult{Error: msg})
+		c.sendToolResult(req.ID, &ToolResponse{Error: msg})
 		return
 	}
 	if f.ProjectDir != "" && !validProjectDir(f.ProjectDir) {
 		c.toolsMu.Unlock()
-		c.sendToolResult(req.ID, &ToolResult{Error: "project_dir must be an absolute path"})
+		c.sendToolResult(req.ID, &ToolResponse{Error: "project_dir must be an absolute path"})
 		return
 	}
 	if len(c.tools) >= h.opts.MaxConcurrentTools {
 		c.toolsMu.Unlock()
-		c.sendToolResult(req.ID, &ToolResult{Error: "too many concurrent tool requests"})
+		c.sendToolResult(req.ID, &ToolResponse{Error: "too many concurrent tool requests"})
 		return
 	}
 	c.tools[f.ID] = struct{}{}
@@ -89,9 +89,9 @@ func (c *extConn) startTool(f *toolRequestFrame) {
 	}()
 }
 
-func (h *Hub) runTool(ctx context.Context, c *extConn, req *ToolRequest) *ToolResult {
+func (h *Hub) runTool(ctx context.Context, c *extConn, req *ToolRequest) *ToolResponse {
 	if req.ToolName == "" || len(req.ToolName) > maxToolNameLen {
-		return &ToolResult{Error: "missing or invalid tool_name"}
+		return &ToolResponse{Error: "missing or invalid tool_name"}
 	}
 	if h.opts.Tools == nil {
 		return unknownTool(req.ToolName)
@@ -104,30 +104,30 @@ func (h *Hub) runTool(ctx context.Context, c *extConn, req *ToolRequest) *ToolRe
 		d := o.decision
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
-			return &ToolResult{Error: "approval timed out"}
+			return &ToolResponse{Error: "approval timed out"}
 		case err != nil:
-			return &ToolResult{Error: "approval failed: " + err.Error()}
+			return &ToolResponse{Error: "approval failed: " + err.Error()}
 		case d != Approved:
-			return &ToolResult{Error: "rejected by the user"}
+			return &ToolResponse{Error: "rejected by the user"}
 		}
 	}
 	if ctx.Err() != nil {
 		// The connection ended (replaced, lost, closed): its result would
 		// be dropped, so the tool is not run.
-		return &ToolResult{Error: "connection ended"}
+		return &ToolResponse{Error: "connection ended"}
 	}
 	res, err := h.opts.Tools.HandleTool(ctx, req)
 	switch {
 	case errors.Is(err, ErrUnknownTool):
 		return unknownTool(req.ToolName)
 	case err != nil:
-		out := &ToolResult{Error: err.Error()}
+		out := &ToolResponse{Error: err.Error()}
 		if res != nil {
 			out.Output = res.Output
 		}
 		return out
 	case res == nil:
-		return &ToolResult{Success: true}
+		return &ToolResponse{Success: true}
 	}
 	out := *res
 	if out.Error != "" {
@@ -146,12 +146,12 @@ func approvalID(c *extConn, req *ToolRequest) string {
 	return ""
 }
 
-func unknownTool(name string) *ToolResult {
-	return &ToolResult{Error: fmt.Sprintf("unknown tool %q", truncate(name, 64))}
+func unknownTool(name string) *ToolResponse {
+	return &ToolResponse{Error: fmt.Sprintf("unknown tool %q", truncate(name, 64))}
 }
 
 // sendToolResult queues the result unless the connection has ended.
-func (c *extConn) sendToolResult(id string, r *ToolResult) {
+func (c *extConn) sendToolResult(id string, r *ToolResponse) {
 	if c.ctx.Err() != nil {
 		return // dropped: no result for this id may reach another connection
 	}

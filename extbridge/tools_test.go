@@ -33,19 +33,19 @@ func nextToolResult(t *testing.T, ext *extbridgetest.Extension) toolResultMsg {
 	return r
 }
 
-var bash = ToolHandlerFunc(func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+var bash = ToolHandlerFunc(func(ctx context.Context, req *ToolRequest) (*ToolResponse, error) {
 	switch req.ToolName {
 	case "Bash":
 		switch req.ToolArgs {
 		case `{"command":"false"}`:
-			return &ToolResult{Output: "exit status 1 output", Error: "exit status 1"}, nil
+			return &ToolResponse{Output: "exit status 1 output", Error: "exit status 1"}, nil
 		case `{"command":"sleep"}`:
 			<-ctx.Done()
 			return nil, ctx.Err()
 		case `{"command":"boom"}`:
 			return nil, errors.New("boom")
 		}
-		return &ToolResult{Success: true, Output: "ran " + req.ToolArgs}, nil
+		return &ToolResponse{Success: true, Output: "ran " + req.ToolArgs}, nil
 	}
 	return nil, fmt.Errorf("tool %s: %w", req.ToolName, ErrUnknownTool)
 })
@@ -141,9 +141,9 @@ func TestToolExactlyOneResultPerID(t *testing.T) {
 		e := newEnv(t, HubOptions{Tools: bash})
 		ext := e.dial(extbridgetest.Options{})
 		release := make(chan struct{})
-		e.hub.opts.Tools = ToolHandlerFunc(func(ctx context.Context, r *ToolRequest) (*ToolResult, error) {
+		e.hub.opts.Tools = ToolHandlerFunc(func(ctx context.Context, r *ToolRequest) (*ToolResponse, error) {
 			<-release
-			return &ToolResult{Success: true, Output: r.ToolArgs}, nil
+			return &ToolResponse{Success: true, Output: r.ToolArgs}, nil
 		})
 		sendTool(t, ext, "same", "Bash", "first")
 		sendTool(t, ext, "same", "Bash", "second")
@@ -171,10 +171,10 @@ func TestToolResultOfLostConnectionDropped(t *testing.T) {
 		e := newEnv(t, HubOptions{})
 		release := make(chan struct{})
 		started := make(chan struct{})
-		e.hub.opts.Tools = ToolHandlerFunc(func(ctx context.Context, r *ToolRequest) (*ToolResult, error) {
+		e.hub.opts.Tools = ToolHandlerFunc(func(ctx context.Context, r *ToolRequest) (*ToolResponse, error) {
 			close(started)
 			<-release // ignores ctx on purpose: the result comes after the loss
-			return &ToolResult{Success: true}, nil
+			return &ToolResponse{Success: true}, nil
 		})
 		first := e.dial(extbridgetest.Options{})
 		sendTool(t, first, "old", "Bash", "{}")

@@ -23,8 +23,10 @@ func TestCommandsValidatedBeforeSending(t *testing.T) {
 	})})
 
 	refused := []struct {
-		name, action, why string
-		run               func(context.Context, *Hub) error
+		name   string
+		action CommandAction
+		why    string
+		run    func(context.Context, *Hub) error
 	}{
 		{"relative url", ActionNavigate, "not absolute", func(ctx context.Context, h *Hub) error { _, err := h.Navigate(ctx, "not-a-url"); return err }},
 		{"empty url", ActionNavigate, "empty URL", func(ctx context.Context, h *Hub) error { _, err := h.Navigate(ctx, ""); return err }},

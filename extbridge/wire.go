@@ -477,8 +477,8 @@ type historyFrame struct {
 }
 
 type skillsFrame struct {
-	Type   string  `json:"type"`
-	Skills []Skill `json:"skills"`
+	Type   string       `json:"type"`
+	Skills []PanelSkill `json:"skills"`
 }
 
 type modelsFrame struct {

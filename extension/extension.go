@@ -21,7 +21,9 @@
 // A native host is found by its manifest, which must list [NativeOrigin] in
 // allowed_origins: `weboperator-host install --browser chromium
 // --extension-id <ID>` (examples/weboperator-host) writes one. The command
-// examples/extension writes the folder and prints how to load it.
+// examples/extension writes the folder and prints how to load it. For
+// tests, package [github.com/agentbridge/agentbridge/browsertest] starts
+// headless Chromium with the extension wired to your host or hub.
 //
 // # Security
 //
@@ -34,6 +36,8 @@
 package extension
 
 import (
+	"time"
+
 	iext "github.com/agentbridge/agentbridge/internal/extension"
 )
 
@@ -72,6 +76,66 @@ type Options struct {
 	// HubToken is the hub's shared token, sent in browser_hello. It is
 	// required with HubPort.
 	HubToken string
+	// HubProtocol is the protocol_version the extension's browser_hello
+	// announces: 0 sends none (the classic dialect), 2 the protocol-2
+	// dialect of the newest opentask extension. Other values are sent as
+	// they are.
+	HubProtocol int
+	// HubBackoffMin is the first delay before the extension dials the hub
+	// again after a failed or dropped connection; it doubles after each
+	// failure up to HubBackoffMax and starts again after a
+	// browser_hello_ack. Zero means 1 s; tests that restart their hub set
+	// less.
+	HubBackoffMin time.Duration
+	// HubBackoffMax is the longest delay between two dials of the hub.
+	// Zero means 30 s. It must not be shorter than HubBackoffMin.
+	HubBackoffMax time.Duration
+	// Approvals is how the extension answers a hub's approval_request
+	// frames (the classic dialect's approvals; on protocol 2 an approval
+	// is an interrupt of a chat run, which only a side panel answers, and
+	// the reference extension has none). The zero value, ApprovalIgnore,
+	// never answers, like a person who never clicks.
+	Approvals Approval
+	// NativeReconnectDelay is how long the extension waits before it
+	// starts the native host again after its port dropped or failed to
+	// start. Zero means 5 s, as the reference extension waits.
+	NativeReconnectDelay time.Duration
+}
+
+// Approval says how the extension answers a hub's approval_request
+// frames.
+type Approval int
+
+const (
+	// ApprovalIgnore sends no answer.
+	ApprovalIgnore Approval = iota
+	// ApprovalApprove approves every request.
+	ApprovalApprove
+	// ApprovalReject rejects every request.
+	ApprovalReject
+)
+
+// String returns the policy's name: "ignore", "approve" or "reject".
+func (a Approval) String() string { return iext.Approval(a).String() }
+
+// config returns the internal configuration for opts (nil means all
+// defaults); iext.Write validates it.
+func config(opts *Options) iext.Config {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return iext.Config{
+		NativeHost:           o.NativeHost,
+		DisableNative:        o.DisableNative,
+		NativeReconnectDelay: o.NativeReconnectDelay,
+		HubPort:              o.HubPort,
+		HubToken:             o.HubToken,
+		HubProtocol:          o.HubProtocol,
+		HubBackoffMin:        o.HubBackoffMin,
+		HubBackoffMax:        o.HubBackoffMax,
+		Approvals:            iext.Approval(o.Approvals),
+	}
 }
 
 // Write writes the extension into dir, creating dir when needed and
@@ -80,14 +144,5 @@ type Options struct {
 // config.json again before each connection attempt, so writing a loaded
 // folder again takes effect at the next reconnect. opts may be nil.
 func Write(dir string, opts *Options) error {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	return iext.Write(dir, iext.Config{
-		NativeHost:    o.NativeHost,
-		DisableNative: o.DisableNative,
-		HubPort:       o.HubPort,
-		HubToken:      o.HubToken,
-	})
+	return iext.Write(dir, config(opts))
 }

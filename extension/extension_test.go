@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,11 +61,49 @@ func TestWrite(t *testing.T) {
 	assert.NotContains(t, string(data), "tok", "the hub side is off")
 }
 
+// TestWriteTimingsAndPolicies: the options a test of a hub or a host
+// needs reach config.json.
+func TestWriteTimingsAndPolicies(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, extension.Write(dir, &extension.Options{
+		HubPort:              52789,
+		HubToken:             "tok",
+		HubProtocol:          2,
+		HubBackoffMin:        100 * time.Millisecond,
+		HubBackoffMax:        time.Second,
+		Approvals:            extension.ApprovalApprove,
+		NativeReconnectDelay: 200 * time.Millisecond,
+	}))
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	require.NoError(t, err)
+	var cfg struct {
+		Native struct {
+			ReconnectMs int `json:"reconnectMs"`
+		} `json:"native"`
+		Hub struct {
+			Protocol     int `json:"protocol"`
+			BackoffMinMs int `json:"backoffMinMs"`
+			BackoffMaxMs int `json:"backoffMaxMs"`
+		} `json:"hub"`
+		Approvals string `json:"approvals"`
+	}
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	assert.Equal(t, 200, cfg.Native.ReconnectMs)
+	assert.Equal(t, 2, cfg.Hub.Protocol)
+	assert.Equal(t, 100, cfg.Hub.BackoffMinMs)
+	assert.Equal(t, 1000, cfg.Hub.BackoffMaxMs)
+	assert.Equal(t, "approve", cfg.Approvals)
+	assert.Equal(t, "reject", extension.ApprovalReject.String())
+}
+
 func TestWriteRefuses(t *testing.T) {
 	for name, opts := range map[string]*extension.Options{
 		"hub without a token": {HubPort: 52789},
 		"not a port":          {HubPort: 70000, HubToken: "t"},
 		"bad host name":       {NativeHost: "Com.Example/host"},
+		"unknown approvals":   {Approvals: extension.Approval(7)},
+		"backoff max < min":   {HubPort: 52789, HubToken: "t", HubBackoffMin: time.Second, HubBackoffMax: time.Millisecond},
+		"negative delay":      {NativeReconnectDelay: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

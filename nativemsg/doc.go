@@ -28,7 +28,12 @@
 // bogus 4 GiB header costs nothing; a [Writer] refuses frames over its limit
 // ([DefaultWriteLimit], 1 MiB) and writes nothing, so the caller can answer
 // with an error instead of losing the port. Both limits are configurable.
-// Errors never contain message bytes.
+// A body over 1 MiB grows only as its bytes arrive, so a header that lies
+// about its length costs nothing either. A frame under the limit is written
+// in one Write. A header over the read limit is a [*FrameSizeError], after
+// which the stream is unusable (it cannot be resynchronised); an empty or
+// non-JSON body is an error, and the next frame still reads. Errors never
+// contain message bytes.
 //
 // # Hosts
 //
@@ -61,11 +66,17 @@
 //
 // allowed_origins is the only thing standing between a host and any
 // extension in the browser: Validate accepts only exact
-// "chrome-extension://<id>/" origins, never wildcards. Install writes
-// manifests atomically (a temporary file renamed into place) and Uninstall
-// removes only the manifest file it is given. On Windows a registry key
-// that points at another manifest is reported ([RegistryConflictError])
-// and never replaced or deleted unless [InstallOptions].Force.
+// "chrome-extension://<32 letters a-p>/" origins, never wildcards, and an
+// absolute executable path. Install writes manifests atomically (a
+// temporary file renamed into place) and Uninstall removes only the
+// manifest file it is given. On Windows, Install reads the browser's key
+// before writing anything: a key whose default value names another manifest
+// (another host, or another copy of this one) is never overwritten, and
+// Uninstall never deletes it; both return a [*RegistryConflictError]
+// ([ErrRegistryConflict]) naming the key and both paths, unless
+// [InstallOptions].Force. Paths are compared without regard to case, as
+// Windows does. Only the one key …\NativeMessagingHosts\<name> is written
+// or deleted.
 //
 // # Platforms
 //

@@ -55,8 +55,7 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 					a.PathPrefixes = []string{"/"}
 				}
 			}
-			_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: &m,
-				Actions: map[string]ActionHandler{"a": ActionFunc(nil)}})
+			_, err = NewHandler(&m, map[string]ActionHandler{"a": ActionFunc(nil)}, &HandlerOptions{Origin: "https://shop.example"})
 			require.Error(t, err, "a site must not serve a manifest clients refuse")
 			assert.Contains(t, err.Error(), "backslash")
 
@@ -78,8 +77,7 @@ func TestBackslashEndpointsAndPrefixes(t *testing.T) {
 		srv := docServer(t, map[string]func(http.ResponseWriter, *http.Request){WellKnownPath: serve("application/json", doc)})
 		var c Client
 		d, err := c.Discover(t.Context(), srv.URL+"/store/x")
-		require.NoError(t, err)
-		return d
+		return outcome(t, d, err)
 	}
 	for _, name := range []string{"endpoint /\\host", "endpoint \\\\host"} {
 		d := discover(t, manifests[name])

@@ -113,7 +113,7 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 		"cart.state":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
 	origin := "http://" + srv.Listener.Addr().String()
-	h, err := NewHandler(&HandlerOptions{Origin: origin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(m, map[string]ActionHandler{
 		"catalog.find": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return json.RawMessage(`{"productId":"kbd-75"}`), nil
 		}),
@@ -123,7 +123,7 @@ func BenchmarkLoopbackBatch(b *testing.B) {
 		"cart.state": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return json.RawMessage(`{"items":[{"productId":"kbd-75","quantity":1}]}`), nil
 		}),
-	}})
+	}, &HandlerOptions{Origin: origin})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,9 +29,9 @@ const (
 	// DefaultCheckTimeout bounds Check (four requests) when the caller's
 	// context has no deadline.
 	DefaultCheckTimeout = 20 * time.Second
-	// DefaultRunTimeout bounds Run (discovery and the batch, whose server
-	// deadline is 30 s by default) when the caller's context has no
-	// deadline.
+	// DefaultRunTimeout bounds Run (the batch, whose server deadline is
+	// 30 s by default) and DiscoverAndRun (discovery and the batch) when
+	// the caller's context has no deadline.
 	DefaultRunTimeout = 45 * time.Second
 	// MaxResponseHeaderBytes bounds the response headers the [Client]'s own
 	// transport reads (used when Client.HTTPClient is nil).
@@ -65,8 +65,9 @@ type Client struct {
 	// CheckTimeout bounds Check when ctx has no deadline; 0 means
 	// [DefaultCheckTimeout], a negative value no bound.
 	CheckTimeout time.Duration
-	// RunTimeout bounds Run (its discovery included) when ctx has no
-	// deadline; 0 means [DefaultRunTimeout], a negative value no bound.
+	// RunTimeout bounds Run, and DiscoverAndRun with its discovery, when
+	// ctx has no deadline; 0 means [DefaultRunTimeout], a negative value no
+	// bound.
 	RunTimeout time.Duration
 	// UserAgent is sent with every request; "" means
 	// "agentbridge-webagents/0.1".
@@ -75,13 +76,16 @@ type Client struct {
 	Logger *slog.Logger
 }
 
-// DiscoveryStatus says whether a page publishes a usable manifest.
+// DiscoveryStatus says whether a page publishes a usable manifest. Its
+// zero value, [DiscoveryUnknown], claims nothing.
 type DiscoveryStatus int
 
-// Discovery statuses. Anything but [DiscoveryFound] means "fall back to normal
-// browsing"; none of them is an error for the caller.
+// Discovery statuses. Only [DiscoveryFound] is a usable manifest: every
+// other status comes with a *[DiscoveryError] from [Client.Discover] and
+// means "fall back to normal browsing".
 const (
-	DiscoveryFound       DiscoveryStatus = iota // a valid, same-origin manifest
+	DiscoveryUnknown     DiscoveryStatus = iota // the zero value: no discovery was made
+	DiscoveryFound                              // a valid, same-origin manifest with actions for the page
 	DiscoveryAbsent                             // 404/410 at both paths, or no manifest in the documents
 	DiscoveryInvalid                            // a document or manifest that breaks the rules
 	DiscoveryUnsafe                             // a cross-origin redirect or endpoint
@@ -92,15 +96,15 @@ const (
 	DiscoveryNoActions
 )
 
-var discoveryStatusNames = [...]string{"found", "absent", "invalid", "unsafe", "unavailable", "no actions for this page"}
+var discoveryStatusNames = [...]string{"unknown", "found", "absent", "invalid", "unsafe", "unavailable", "no actions for this page"}
 
 // ErrNoActionsForPage is the Err of a [DiscoveryNoActions] discovery.
 var ErrNoActionsForPage = errors.New("webagents: the site publishes no actions for this page")
 
-// String returns "found", "absent", "invalid", "unsafe", "unavailable" or
-// "no actions for this page".
+// String returns "unknown", "found", "absent", "invalid", "unsafe",
+// "unavailable" or "no actions for this page".
 func (s DiscoveryStatus) String() string {
-	if int(s) < len(discoveryStatusNames) {
+	if s >= 0 && int(s) < len(discoveryStatusNames) {
 		return discoveryStatusNames[s]
 	}
 	return fmt.Sprintf("DiscoveryStatus(%d)", int(s))
@@ -109,8 +113,14 @@ func (s DiscoveryStatus) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s DiscoveryStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Discovery is the outcome of [Client.Discover].
+// Discovery is the outcome of [Client.Discover]: a usable manifest, or,
+// inside a *[DiscoveryError], why there is none.
+//
+// [Client.Run] reads PageURL and Manifest only: a caller that keeps
+// manifests (from Discover, [ParseDocument] or [ParseManifest]) may build a
+// Discovery from those two.
 type Discovery struct {
+	// Status is DiscoveryFound for a Discovery returned with a nil error.
 	Status DiscoveryStatus
 	// PageURL is the page discovery was for.
 	PageURL string
@@ -246,9 +256,17 @@ func parsePageURL(raw string) (*url.URL, error) {
 }
 
 // Discover looks for the manifest of the page at pageURL: /webagents.md,
-// then /.well-known/webagents.json, on the page's origin. It returns an
-// error only for a pageURL that is not an http(s) URL or when ctx ends;
-// every other outcome is a status in the [Discovery].
+// then /.well-known/webagents.json, on the page's origin.
+//
+// A nil error means the page has a usable manifest: the Discovery's Status
+// is [DiscoveryFound] and its Manifest, Endpoint and Actions are set; pass
+// it to [Client.Run]. When there is none, the error is a *[DiscoveryError]
+// carrying the Discovery, which says why (absent, invalid, unsafe,
+// unavailable, no actions for this page): it matches [ErrNotAvailable] and
+// the Discovery's Err ([ErrNoManifest], [ErrNoActionsForPage],
+// [ErrUnsafeRedirect], a *[ValidationError]…), and the caller should fall
+// back to normal browsing. Any other error is a pageURL that is not an
+// http(s) URL, or ctx's own end.
 //
 // When ctx has no deadline, discovery is bounded by c.DiscoverTimeout
 // ([DefaultDiscoverTimeout]); a site that does not answer in time is
@@ -260,11 +278,19 @@ func (c *Client) Discover(ctx context.Context, pageURL string) (*Discovery, erro
 	}
 	bounded, cancel := withDefaultTimeout(ctx, c.DiscoverTimeout, DefaultDiscoverTimeout)
 	defer cancel()
-	return c.discover(ctx, bounded, page)
+	d, err := c.discover(ctx, bounded, page)
+	if err != nil {
+		return nil, err
+	}
+	if d.Status != DiscoveryFound {
+		return nil, &DiscoveryError{Discovery: d}
+	}
+	return d, nil
 }
 
 // discover runs discovery on bounded; caller is the caller's own context,
-// whose end is an error rather than a status.
+// whose end is an error rather than a status. The Discovery it returns has
+// any status but DiscoveryUnknown.
 func (c *Client) discover(caller, ctx context.Context, page *url.URL) (*Discovery, error) {
 	origin := originOf(page)
 	hc := c.sameOriginClient(origin)
@@ -364,8 +390,11 @@ func resolveEndpoint(page *url.URL, endpoint string) (*url.URL, error) {
 // site's manifest does not publish at all.
 var ErrNotPublished = errors.New("webagents: action not published by this site")
 
-// DiscoveryError is returned by [Client.Run] when the page has no usable
-// manifest. It matches [ErrNotAvailable] and the discovery's own error.
+// DiscoveryError is returned by [Client.Discover], [Client.Run] and
+// [Client.DiscoverAndRun] when the page has no usable manifest. Discovery
+// says why (its Status and Err; its Manifest is set for
+// [DiscoveryNoActions]). It matches [ErrNotAvailable] and the discovery's
+// own Err.
 type DiscoveryError struct {
 	Discovery *Discovery
 }
@@ -448,27 +477,56 @@ type RunResult struct {
 	Warnings []string
 }
 
-// Run discovers the page's manifest, checks that every operation's action is
-// published and in scope for the page, enforces the caller's consent for
-// writes and irreversible actions, plans the batch (sending the inferred
-// dependencies as dependsOn) and POSTs it to the endpoint.
+// Run runs ops as one batch on the page of d, a [Discovery] from
+// [Client.Discover]: it checks that every operation's action is published
+// and in scope for the page, enforces the caller's consent for writes and
+// irreversible actions, plans the batch (sending the inferred dependencies
+// as dependsOn) and POSTs it to the endpoint. Every check is made against
+// d.Manifest, the manifest the caller saw; the POST is the only request.
+// Run reads d.PageURL and d.Manifest only: the endpoint is the manifest's,
+// resolved against the page (d.Endpoint for a Discovery from Discover), and
+// must be on the page's origin. A caller that has only the page's URL calls
+// [Client.DiscoverAndRun].
 //
-// Before anything is sent it returns a *[DiscoveryError] ([ErrNotAvailable]), an
-// error matching [ErrNotPublished] (the manifest has no such action) or
-// [ErrNotInScope] (it has, for other pages), a *[ConsentError]
-// ([ErrConsentRequired]), or the planner's *[Error]. When the server answers
-// with ok false, Run returns the [RunResult] and an *Error carrying the
-// top-level code, message, status and failing operation. When it answers
-// with something that is not an envelope, Run returns the RunResult (status
-// and body) and a *[ProtocolError]: the batch may have run. A 2xx body without
-// the envelope's "protocol" member that still has an "ok" boolean and
-// results named by operation id (keyed by id, or listed as {"id","result"}
-// or {"id","action","output"}) is read leniently, with a warning in
+// Before anything is sent it returns a *[DiscoveryError] ([ErrNotAvailable])
+// for a d without a manifest, an error matching [ErrNotPublished] (the
+// manifest has no such action) or [ErrNotInScope] (it has, for other
+// pages), a *[ConsentError] ([ErrConsentRequired]), or the planner's
+// *[Error]. When the server answers with ok false, Run returns the
+// [RunResult] and an *Error carrying the top-level code, message, status
+// and failing operation. When it answers with something that is not an
+// envelope, Run returns the RunResult (status and body) and a
+// *[ProtocolError]: the batch may have run. A 2xx body without the
+// envelope's "protocol" member that still has an "ok" boolean and results
+// named by operation id (keyed by id, or listed as {"id","result"} or
+// {"id","action","output"}) is read leniently, with a warning in
 // RunResult.Warnings.
-func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts *RunOptions) (*RunResult, error) {
-	if opts == nil {
-		opts = &RunOptions{}
+//
+// When ctx has no deadline, Run is bounded by c.RunTimeout
+// ([DefaultRunTimeout]).
+func (c *Client) Run(ctx context.Context, d *Discovery, ops []Operation, opts *RunOptions) (*RunResult, error) {
+	if d == nil {
+		return nil, errors.New("webagents: Run needs the Discovery of the page")
 	}
+	page, err := parsePageURL(d.PageURL)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := withDefaultTimeout(ctx, c.RunTimeout, DefaultRunTimeout)
+	defer cancel()
+	return c.run(ctx, page, d, ops, opts)
+}
+
+// DiscoverAndRun discovers the manifest of the page at pageURL, as
+// [Client.Discover] does, and runs ops on it, as [Client.Run] does: one or
+// two requests more than Run, for a caller that has only the page's URL.
+// A page without a usable manifest is a *[DiscoveryError], except that a
+// page for which the site publishes no actions ([DiscoveryNoActions])
+// refuses each operation as Run does (not published, or not in scope).
+//
+// When ctx has no deadline, discovery and the batch together are bounded
+// by c.RunTimeout ([DefaultRunTimeout]).
+func (c *Client) DiscoverAndRun(ctx context.Context, pageURL string, ops []Operation, opts *RunOptions) (*RunResult, error) {
 	page, err := parsePageURL(pageURL)
 	if err != nil {
 		return nil, err
@@ -479,15 +537,27 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, ended(ctx, err)
 	}
-	switch {
-	case d.Status == DiscoveryFound:
-	case d.Status == DiscoveryNoActions && len(ops) > 0:
-		// The site has a manifest, with nothing for this page: each
-		// operation is refused below as not published, or not in scope.
-	default:
-		return nil, &DiscoveryError{Discovery: d}
+	return c.run(ctx, page, d, ops, opts)
+}
+
+// run is Run on the parsed page of d.
+func (c *Client) run(ctx context.Context, page *url.URL, d *Discovery, ops []Operation, opts *RunOptions) (*RunResult, error) {
+	if opts == nil {
+		opts = &RunOptions{}
 	}
 	m := d.Manifest
+	switch {
+	case m == nil:
+		return nil, &DiscoveryError{Discovery: d}
+	case len(ops) == 0 && len(m.ActionsFor(page.EscapedPath())) == 0:
+		// Nothing asked of a page that has nothing: there is no operation
+		// to refuse as not in scope.
+		return nil, &DiscoveryError{Discovery: d}
+	}
+	endpoint, err := resolveEndpoint(page, m.Workflow.Endpoint)
+	if err != nil {
+		return nil, err
+	}
 	for _, op := range ops {
 		a := m.Actions[op.Action]
 		if a == nil {
@@ -506,7 +576,7 @@ func (c *Client) Run(ctx context.Context, pageURL string, ops []Operation, opts 
 	if err != nil {
 		return nil, err
 	}
-	return c.post(ctx, d, page, body, ops, opts)
+	return c.post(ctx, d, endpoint.String(), page, body, ops, opts)
 }
 
 // buildBatch plans the batch locally (catching graph and input errors before
@@ -540,8 +610,8 @@ func buildBatch(m *Manifest, page *url.URL, ops []Operation) ([]byte, error) {
 	return json.Marshal(decoded)
 }
 
-func (c *Client) post(ctx context.Context, d *Discovery, page *url.URL, body []byte, ops []Operation, opts *RunOptions) (*RunResult, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Endpoint, bytes.NewReader(body))
+func (c *Client) post(ctx context.Context, d *Discovery, endpoint string, page *url.URL, body []byte, ops []Operation, opts *RunOptions) (*RunResult, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func TestDiscover(t *testing.T) {
 			srv := docServer(t, tt.docs)
 			var c Client
 			d, err := c.Discover(t.Context(), srv.URL+"/products/kbd-75")
-			require.NoError(t, err)
+			d = outcome(t, d, err)
 			assert.Equal(t, tt.status, d.Status, "%v", d.Err)
 			if tt.err != nil {
 				assert.ErrorIs(t, d.Err, tt.err)
@@ -142,7 +142,7 @@ func TestDiscoverExactlyFiveRedirects(t *testing.T) {
 	srv := docServer(t, docs)
 	var c Client
 	d, err := c.Discover(t.Context(), srv.URL+"/products")
-	require.NoError(t, err)
+	d = outcome(t, d, err)
 	assert.Equal(t, DiscoveryFound, d.Status, "%v", d.Err)
 }
 
@@ -164,7 +164,7 @@ func TestDiscoverFirstBlockWarns(t *testing.T) {
 		MarkdownPath: serve("text/markdown", "```webagents\n"+manifest+"\n```\n```webagents\n{}\n```\n")})
 	var c Client
 	d, err := c.Discover(t.Context(), srv.URL+"/products")
-	require.NoError(t, err)
+	d = outcome(t, d, err)
 	require.Equal(t, DiscoveryFound, d.Status)
 	require.Len(t, d.Warnings, 1)
 	assert.Contains(t, d.Warnings[0].Message, "2 webagents fenced blocks")
@@ -199,7 +199,7 @@ func specOps() []Operation {
 func TestClientRun(t *testing.T) {
 	srv, site, posts := siteServer(t)
 	var c Client
-	res, err := c.Run(t.Context(), srv.URL+"/products/kbd-75", specOps(), &RunOptions{AllowWrites: true})
+	res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/products/kbd-75", specOps(), &RunOptions{AllowWrites: true})
 	require.NoError(t, err)
 	assert.Equal(t, 200, res.StatusCode)
 	assert.True(t, res.Response.OK)
@@ -208,7 +208,7 @@ func TestClientRun(t *testing.T) {
 	assert.Equal(t, int32(1), posts.Load())
 
 	site.signedIn = false
-	res, err = c.Run(t.Context(), srv.URL+"/products/kbd-75", specOps(), &RunOptions{AllowWrites: true})
+	res, err = c.DiscoverAndRun(t.Context(), srv.URL+"/products/kbd-75", specOps(), &RunOptions{AllowWrites: true})
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, Error{Status: 401, Code: "unauthorized", Message: "Sign in first.", Operation: "add"}, *e)
@@ -221,7 +221,7 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 	srv, _, posts := siteServer(t)
 	page := srv.URL + "/products/kbd-75"
 	var c Client
-	_, err := c.Run(t.Context(), page, specOps(), nil)
+	_, err := c.DiscoverAndRun(t.Context(), page, specOps(), nil)
 	var ce *ConsentError
 	require.ErrorAs(t, err, &ce)
 	assert.ErrorIs(t, err, ErrConsentRequired)
@@ -236,27 +236,27 @@ func TestClientRunRefusesBeforeSending(t *testing.T) {
 
 	// No action at all for /about: an action published for other pages is
 	// not in scope there (issue 24 item 3), as on any other page.
-	_, err = c.Run(t.Context(), srv.URL+"/about", specOps()[:1], nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/about", specOps()[:1], nil)
 	assert.ErrorIs(t, err, ErrNotInScope)
 	assert.ErrorContains(t, err, "not in scope for this page")
 
-	_, err = c.Run(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), page, []Operation{{ID: "x", Action: "admin.drop"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
 	assert.ErrorContains(t, err, "not published by this site")
 
-	_, err = c.Run(t.Context(), page, []Operation{{ID: "a", Action: "cart.state", DependsOn: []string{"a"}}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), page, []Operation{{ID: "a", Action: "cart.state", DependsOn: []string{"a"}}}, nil)
 	var pe *Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, CodeInvalidGraph, pe.Code)
 
-	_, err = c.Run(t.Context(), page, []Operation{{ID: "a", Action: "catalog.find", Input: json.RawMessage(`{"query":1}`)}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), page, []Operation{{ID: "a", Action: "catalog.find", Input: json.RawMessage(`{"query":1}`)}}, nil)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, CodeInvalidInput, pe.Code)
 
 	assert.Equal(t, int32(0), posts.Load(), "nothing was sent")
 
 	absent := docServer(t, nil)
-	_, err = c.Run(t.Context(), absent.URL+"/", specOps(), nil)
+	_, err = c.DiscoverAndRun(t.Context(), absent.URL+"/", specOps(), nil)
 	assert.ErrorIs(t, err, ErrNotAvailable)
 	var de *DiscoveryError
 	require.ErrorAs(t, err, &de)
@@ -267,20 +267,20 @@ func TestClientRunIrreversibleConsent(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m, Actions: map[string]ActionHandler{
-		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) { placed.Add(1); return "ok", nil })}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()
 	defer srv.Close()
 	var c Client
 	op := []Operation{{ID: "o", Action: "order.place"}}
-	_, err = c.Run(t.Context(), srv.URL+"/", op, &RunOptions{AllowWrites: true})
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/", op, &RunOptions{AllowWrites: true})
 	assert.ErrorIs(t, err, ErrConsentRequired, "writes allowed is not enough")
 	assert.Equal(t, int32(0), placed.Load())
-	_, err = c.Run(t.Context(), srv.URL+"/", op, &RunOptions{AllowIrreversible: true, IdempotencyKey: "order-1"})
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/", op, &RunOptions{AllowIrreversible: true, IdempotencyKey: "order-1"})
 	require.NoError(t, err)
-	res, err := c.Run(t.Context(), srv.URL+"/", op, &RunOptions{AllowIrreversible: true, IdempotencyKey: "order-1"})
+	res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/", op, &RunOptions{AllowIrreversible: true, IdempotencyKey: "order-1"})
 	require.NoError(t, err)
 	assert.True(t, res.Replayed)
 	assert.Equal(t, int32(1), placed.Load())
@@ -345,7 +345,7 @@ func TestClientRejectsBadResponses(t *testing.T) {
 			}))
 			defer srv.Close()
 			var c Client
-			res, err := c.Run(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
+			res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/products", []Operation{{ID: "a", Action: "cart.state"}}, nil)
 			require.Error(t, err)
 			var we *Error
 			assert.False(t, errors.As(err, &we))
@@ -404,10 +404,9 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := manifestWith(t, `"pacing":{"maxConcurrency":4}`, `{"r":{}}`)
 			srv := httptest.NewUnstartedServer(nil)
-			h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
-				Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
-					return tt.result(req.Operation)
-				})}})
+			h, err := NewHandler(m, map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+				return tt.result(req.Operation)
+			})}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 			require.NoError(t, err)
 			srv.Config.Handler = h
 			srv.Start()
@@ -417,7 +416,7 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 				ops = append(ops, Operation{ID: id, Action: "r"})
 			}
 			var c Client
-			res, err := c.Run(t.Context(), srv.URL+"/", ops, nil)
+			res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/", ops, nil)
 			if tt.code == "" {
 				require.NoError(t, err)
 			} else {
@@ -438,17 +437,41 @@ func TestResponsesFitTheTransportCap(t *testing.T) {
 func TestClientReadsResultsAsRelayedData(t *testing.T) {
 	m := manifestWith(t, "", `{"r":{}}`)
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := NewHandler(&HandlerOptions{Origin: "http://" + srv.Listener.Addr().String(), Manifest: m,
-		Actions: map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
-			return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"r": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+		return json.RawMessage(`{"id":"` + req.Operation + `","ID":2}`), nil
+	})}, &HandlerOptions{Origin: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
 	srv.Config.Handler = h
 	srv.Start()
 	defer srv.Close()
 	var c Client
-	res, err := c.Run(t.Context(), srv.URL+"/", []Operation{{ID: "a", Action: "r"}, {ID: "A", Action: "r"}}, nil)
+	res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/", []Operation{{ID: "a", Action: "r"}, {ID: "A", Action: "r"}}, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"id":"a","ID":2}`, string(res.Response.Results["a"]))
 	assert.JSONEq(t, `{"id":"A","ID":2}`, string(res.Response.Results["A"]))
+}
+
+// outcome returns the Discovery of a Discover call, the usable one (a nil
+// error) or the one inside the *DiscoveryError, and checks the contract
+// between them: a nil error means a found manifest, anything else is an
+// error carrying the Discovery.
+func outcome(t *testing.T, d *Discovery, err error) *Discovery {
+	t.Helper()
+	if err == nil {
+		require.NotNil(t, d)
+		require.Equal(t, DiscoveryFound, d.Status)
+		require.NotNil(t, d.Manifest, "a nil error means a usable manifest")
+		require.NotEmpty(t, d.Endpoint)
+		return d
+	}
+	require.Nil(t, d, "%v", err)
+	var de *DiscoveryError
+	require.ErrorAs(t, err, &de)
+	assert.ErrorIs(t, err, ErrNotAvailable)
+	assert.NotEqual(t, DiscoveryFound, de.Discovery.Status)
+	assert.NotEqual(t, DiscoveryUnknown, de.Discovery.Status)
+	if de.Discovery.Err != nil {
+		assert.ErrorIs(t, err, de.Discovery.Err)
+	}
+	return de.Discovery
 }

@@ -34,9 +34,9 @@ func markdownSite(doc string) *http.Client {
 // commit dfb1e25, run on each document for the page
 // https://shop.example/products) reads as the manifest in "betterwright",
 // and that we refuse: what Discover says for that page, and why the strict
-// parse (validate, Check, NewHandler) refuses it. The README's
-// compatibility table lists the same rows with the reasons; this test keeps
-// it true.
+// parse (validate, Check, NewHandler) refuses it. The compatibility table
+// of docs/webagents.md lists the same rows with the reasons; this test
+// keeps it true.
 func TestStricterThanBetterWright(t *testing.T) {
 	manifest := func(actions, workflow string) string {
 		return `{"version":"0.1","workflow":` + workflow + `,"actions":` + actions + `}`
@@ -83,7 +83,7 @@ func TestStricterThanBetterWright(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Client{HTTPClient: markdownSite(tt.doc)}
 			d, err := c.Discover(t.Context(), "https://shop.example/products")
-			require.NoError(t, err)
+			d = outcome(t, d, err)
 			assert.Equal(t, tt.discover, d.Status.String(), "BetterWright reads %s", tt.betterwright)
 			assert.Empty(t, d.Actions, "no action is offered")
 

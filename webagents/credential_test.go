@@ -58,41 +58,40 @@ func (s *rotatingSite) context(w http.ResponseWriter, r *http.Request) (context.
 func (s *rotatingSite) handler(t *testing.T, store IdempotencyStore) *Handler {
 	t.Helper()
 	m := manifestWith(t, "", `{"signIn":{"effect":"write"},"order":{"effect":"irreversible"}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Context: s.context, IdempotencyStore: store,
-		Actions: map[string]ActionHandler{
-			"signIn": ActionFunc(func(ctx context.Context, ar *ActionRequest) (any, error) {
-				var in struct {
-					User string `json:"user"`
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"signIn": ActionFunc(func(ctx context.Context, ar *ActionRequest) (any, error) {
+			var in struct {
+				User string `json:"user"`
+			}
+			if err := ar.Decode(&in); err != nil {
+				return nil, err
+			}
+			req := ctx.Value(rotatingRequestKey{}).(*rotatingRequest)
+			s.mu.Lock()
+			for token, user := range s.byToken {
+				if user == req.user && user == "" {
+					delete(s.byToken, token) // the anonymous session's cookie is replaced
 				}
-				if err := ar.Decode(&in); err != nil {
-					return nil, err
-				}
-				req := ctx.Value(rotatingRequestKey{}).(*rotatingRequest)
-				s.mu.Lock()
-				for token, user := range s.byToken {
-					if user == req.user && user == "" {
-						delete(s.byToken, token) // the anonymous session's cookie is replaced
-					}
-				}
-				next := s.token()
-				s.byToken[next] = in.User
-				s.mu.Unlock()
-				req.user = in.User
-				http.SetCookie(req.w, &http.Cookie{Name: "sid", Value: next})
-				CredentialReplaced(ctx, next)
-				return map[string]any{"signedIn": true}, nil
-			}),
-			"order": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
-				req := ctx.Value(rotatingRequestKey{}).(*rotatingRequest)
-				if req.user == "" {
-					return nil, &Error{Status: 401, Code: CodeUnauthorized, Message: "Sign in first."}
-				}
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				s.orders[req.user]++
-				return map[string]int{"order": s.orders[req.user]}, nil
-			}),
-		}})
+			}
+			next := s.token()
+			s.byToken[next] = in.User
+			s.mu.Unlock()
+			req.user = in.User
+			http.SetCookie(req.w, &http.Cookie{Name: "sid", Value: next})
+			CredentialReplaced(ctx, next)
+			return map[string]any{"signedIn": true}, nil
+		}),
+		"order": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			req := ctx.Value(rotatingRequestKey{}).(*rotatingRequest)
+			if req.user == "" {
+				return nil, &Error{Status: 401, Code: CodeUnauthorized, Message: "Sign in first."}
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.orders[req.user]++
+			return map[string]int{"order": s.orders[req.user]}, nil
+		}),
+	}, &HandlerOptions{Origin: testOrigin, Context: s.context, IdempotencyStore: store})
 	require.NoError(t, err)
 	return h
 }

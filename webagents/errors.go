@@ -192,8 +192,9 @@ var (
 	// ErrNotInScope means [Client.Run] refused an action that is not published
 	// for the page's path.
 	ErrNotInScope = errors.New("webagents: action not in scope for this page")
-	// ErrNotAvailable means [Client.Run] found no usable manifest; the caller
-	// should fall back to normal browsing. The *[DiscoveryError] says why.
+	// ErrNotAvailable means [Client.Discover], [Client.Run] or
+	// [Client.DiscoverAndRun] found no usable manifest; the caller should
+	// fall back to normal browsing. The *[DiscoveryError] says why.
 	ErrNotAvailable = errors.New("webagents: not available on this page")
 	// ErrIdempotencyInProgress is returned by an [IdempotencyStore]'s Reserve
 	// when the key's first request is still running.

@@ -30,9 +30,29 @@ func ExampleWithCredential() {
 	if err != nil {
 		panic(err)
 	}
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   "https://shop.example",
-		Manifest: m,
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"account.signIn": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
+			req := ctx.Value(reqKey{}).(*request)
+			mu.Lock()
+			delete(sessions, "old-cookie") // the same session under a new cookie
+			sessions["new-cookie"] = session{id: "s1", user: "ada"}
+			mu.Unlock()
+			req.user = "ada"
+			http.SetCookie(req.w, &http.Cookie{Name: "session", Value: "new-cookie"})
+			webagents.CredentialReplaced(ctx, "new-cookie")
+			return map[string]bool{"signedIn": true}, nil
+		}),
+		"order.place": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
+			if ctx.Value(reqKey{}).(*request).user == "" {
+				return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			orders++
+			return map[string]int{"order": orders}, nil
+		}),
+	}, &webagents.HandlerOptions{
+		Origin: "https://shop.example",
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			req := &request{w: w}
 			ctx := context.WithValue(r.Context(), reqKey{}, req)
@@ -52,28 +72,6 @@ func ExampleWithCredential() {
 				return webagents.WithAnonymousSessionKey(ctx, s.id), nil
 			}
 			return webagents.WithSessionKey(ctx, s.id), nil
-		},
-		Actions: map[string]webagents.ActionHandler{
-			"account.signIn": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
-				req := ctx.Value(reqKey{}).(*request)
-				mu.Lock()
-				delete(sessions, "old-cookie") // the same session under a new cookie
-				sessions["new-cookie"] = session{id: "s1", user: "ada"}
-				mu.Unlock()
-				req.user = "ada"
-				http.SetCookie(req.w, &http.Cookie{Name: "session", Value: "new-cookie"})
-				webagents.CredentialReplaced(ctx, "new-cookie")
-				return map[string]bool{"signedIn": true}, nil
-			}),
-			"order.place": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
-				if ctx.Value(reqKey{}).(*request).user == "" {
-					return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				orders++
-				return map[string]int{"order": orders}, nil
-			}),
 		},
 	})
 	if err != nil {

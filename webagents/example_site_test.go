@@ -49,9 +49,34 @@ func ExampleHandler_Register() {
 	}
 	var mu sync.Mutex
 	carts := map[string][]string{} // the site's own state, by user
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   origin, // one fixed public origin
-		Manifest: m,
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"catalog.find": webagents.ActionFunc(findProduct),
+		"cart.add": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+			user, ok := ctx.Value(userKey{}).(string)
+			if !ok {
+				return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
+			}
+			// req.Input is already validated against inputSchema; Decode
+			// refuses duplicate and case-variant keys.
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			carts[user] = append(carts[user], in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
+			user, _ := ctx.Value(userKey{}).(string)
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"items": carts[user]}, nil
+		}),
+	}, &webagents.HandlerOptions{
+		Origin: origin, // one fixed public origin
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			c, err := r.Cookie("session") // the site's own cookie or token session
 			if err != nil {
@@ -59,33 +84,6 @@ func ExampleHandler_Register() {
 			}
 			user := c.Value // a real site looks the session up
 			return webagents.WithSessionKey(context.WithValue(r.Context(), userKey{}, user), c.Value), nil
-		},
-		Actions: map[string]webagents.ActionHandler{
-			"catalog.find": webagents.ActionFunc(findProduct),
-			"cart.add": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-				user, ok := ctx.Value(userKey{}).(string)
-				if !ok {
-					return nil, &webagents.Error{Status: 401, Code: webagents.CodeUnauthorized, Message: "Sign in first."}
-				}
-				// req.Input is already validated against inputSchema; Decode
-				// refuses duplicate and case-variant keys.
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				carts[user] = append(carts[user], in.ProductID)
-				return map[string]bool{"added": true}, nil
-			}),
-			"cart.state": webagents.ActionFunc(func(ctx context.Context, _ *webagents.ActionRequest) (any, error) {
-				user, _ := ctx.Value(userKey{}).(string)
-				mu.Lock()
-				defer mu.Unlock()
-				return map[string]any{"items": carts[user]}, nil
-			}),
 		},
 	})
 	if err != nil {
@@ -100,7 +98,7 @@ func ExampleHandler_Register() {
 
 	// An agent that is not signed in: the read runs, the write is refused.
 	c := &webagents.Client{HTTPClient: srv.Client()}
-	res, err := c.Run(context.Background(), origin+"/products/kbd-75", []webagents.Operation{
+	res, err := c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", []webagents.Operation{
 		{ID: "find", Action: "catalog.find", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 	}, &webagents.RunOptions{AllowWrites: true})
@@ -125,29 +123,26 @@ func exampleSite() http.Handler {
 	}
 	var mu sync.Mutex
 	var cart []string
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Manifest: m,
-		Actions: map[string]webagents.ActionHandler{
-			"catalog.find": webagents.ActionFunc(findProduct),
-			"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				cart = append(cart, in.ProductID)
-				return map[string]bool{"added": true}, nil
-			}),
-			"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				return map[string]any{"items": cart}, nil
-			}),
-		},
-	})
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"catalog.find": webagents.ActionFunc(findProduct),
+		"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			cart = append(cart, in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return map[string]any{"items": cart}, nil
+		}),
+	}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -163,9 +158,9 @@ func ExampleClient_Run() {
 
 	ctx := context.Background()
 	c := &webagents.Client{HTTPClient: site.Client()} // the zero Client works too
-	d, err := c.Discover(ctx, pageURL)                // found, absent, invalid, unsafe, unavailable, no actions for this page
+	d, err := c.Discover(ctx, pageURL)                // one or two GETs
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) // a *webagents.DiscoveryError: absent, invalid, unsafe, unavailable, no actions for this page
 	}
 	fmt.Println(d.Status, len(d.Actions), "actions")
 
@@ -174,10 +169,10 @@ func ExampleClient_Run() {
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 		{ID: "verify", Action: "cart.state"},
 	}
-	_, err = c.Run(ctx, pageURL, ops, nil) // nothing is sent: cart.add writes
+	_, err = c.Run(ctx, d, ops, nil) // nothing is sent: cart.add writes
 	fmt.Println(errors.Is(err, webagents.ErrConsentRequired))
 
-	res, err := c.Run(ctx, pageURL, ops, &webagents.RunOptions{AllowWrites: true}) // writes and irreversible actions need consent
+	res, err := c.Run(ctx, d, ops, &webagents.RunOptions{AllowWrites: true}) // one POST; writes and irreversible actions need consent
 	if err != nil {
 		log.Fatal(err) // a *webagents.Error: the site's code, message and failing operation
 	}

@@ -111,36 +111,34 @@ func ExampleNewHandler() {
 	origin := "http://" + srv.Listener.Addr().String()
 	m, _ := webagents.ParseManifest([]byte(shopManifest), nil)
 	var cart []string
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   origin,
-		Manifest: m,
-		Actions: map[string]webagents.ActionHandler{
-			"catalog.find": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					Query string `json:"query"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				if !strings.Contains(in.Query, "keyboard") {
-					return nil, &webagents.Error{Status: 404, Code: "not_found", Message: "No such product."}
-				}
-				return map[string]string{"productId": "kbd-75"}, nil
-			}),
-			"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				cart = append(cart, in.ProductID)
-				return map[string]bool{"added": true}, nil
-			}),
-			"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-				return map[string]any{"items": cart}, nil
-			}),
-		},
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"catalog.find": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				Query string `json:"query"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			if !strings.Contains(in.Query, "keyboard") {
+				return nil, &webagents.Error{Status: 404, Code: "not_found", Message: "No such product."}
+			}
+			return map[string]string{"productId": "kbd-75"}, nil
+		}),
+		"cart.add": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			cart = append(cart, in.ProductID)
+			return map[string]bool{"added": true}, nil
+		}),
+		"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+			return map[string]any{"items": cart}, nil
+		}),
+	}, &webagents.HandlerOptions{
+		Origin: origin,
 	})
 	if err != nil {
 		panic(err)
@@ -155,10 +153,10 @@ func ExampleNewHandler() {
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},
 		{ID: "verify", Action: "cart.state"},
 	}
-	_, err = c.Run(context.Background(), origin+"/products/kbd-75", ops, nil)
+	_, err = c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", ops, nil)
 	fmt.Println(errors.Is(err, webagents.ErrConsentRequired))
 
-	res, err := c.Run(context.Background(), origin+"/products/kbd-75", ops, &webagents.RunOptions{AllowWrites: true})
+	res, err := c.DiscoverAndRun(context.Background(), origin+"/products/kbd-75", ops, &webagents.RunOptions{AllowWrites: true})
 	if err != nil {
 		panic(err)
 	}
@@ -172,12 +170,12 @@ func ExampleClient_Discover() {
 	srv := httptest.NewServer(nil) // serves 404 everywhere
 	defer srv.Close()
 	c := &webagents.Client{HTTPClient: srv.Client()}
-	d, err := c.Discover(context.Background(), srv.URL+"/products")
-	if err != nil {
-		panic(err)
+	_, err := c.Discover(context.Background(), srv.URL+"/products")
+	var de *webagents.DiscoveryError
+	if errors.As(err, &de) { // no usable manifest: fall back to normal browsing
+		fmt.Println(de.Discovery.Status, errors.Is(err, webagents.ErrNoManifest))
 	}
-	fmt.Println(d.Status)
-	// Output: absent
+	// Output: absent true
 }
 
 // The checker smoke-tests a live site with GET and HEAD only.
@@ -186,8 +184,7 @@ func ExampleClient_Check() {
 	origin := "http://" + srv.Listener.Addr().String()
 	m, _ := webagents.ParseManifest([]byte(shopManifest), nil)
 	noop := webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) { return nil, nil })
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{Origin: origin, Manifest: m,
-		Actions: map[string]webagents.ActionHandler{"catalog.find": noop, "cart.add": noop, "cart.state": noop}})
+	h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{"catalog.find": noop, "cart.add": noop, "cart.state": noop}, &webagents.HandlerOptions{Origin: origin})
 	if err != nil {
 		panic(err)
 	}

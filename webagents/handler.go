@@ -33,20 +33,14 @@ import (
 // returns is sent as is; any other error as 500 "internal".
 type ContextFunc func(w http.ResponseWriter, r *http.Request) (context.Context, error)
 
-// HandlerOptions configures [NewHandler]. Fields marked required must be set;
-// every other zero value is a documented default.
+// HandlerOptions configures [NewHandler]. Every zero value is a documented
+// default; nil options mean all defaults.
 type HandlerOptions struct {
 	// Origin is the site's one public origin, such as "https://shop.example".
 	// Forwarded Host headers are never trusted. Empty means: the address the
 	// request arrived on, when that is a loopback address (for local
 	// development); requests on other addresses are then refused.
 	Origin string
-	// Manifest is required. Its endpoint must resolve to Origin.
-	Manifest *Manifest
-	// Actions maps every published action to its handler. Required: an
-	// action without a handler, or a handler for an unpublished action, is
-	// a configuration error.
-	Actions map[string]ActionHandler
 	// Context loads the request's session; nil uses the request's context.
 	Context ContextFunc
 	// Limiter paces operation starts across a session's batches (requests
@@ -143,12 +137,18 @@ type Handler struct {
 // [Handler.Close] or [Handler.Shutdown] cut short.
 var ErrHandlerClosed = errors.New("webagents: handler closed")
 
-// NewHandler checks opts and returns a [Handler]. The manifest is validated
-// again (which also compiles its schemas), so one built in Go is checked.
-// opts is required (its Manifest and Actions are); a nil opts is an error.
-func NewHandler(opts *HandlerOptions) (*Handler, error) {
+// NewHandler returns a [Handler] that serves the manifest m and runs its
+// actions with the handlers in actions, one for every action m publishes
+// and none for another: a missing or extra handler is an error, as is a nil
+// m. The manifest is validated again (which also compiles its schemas), so
+// one built in Go is checked; its endpoint must resolve to opts.Origin.
+// opts may be nil: every option has a default.
+func NewHandler(m *Manifest, actions map[string]ActionHandler, opts *HandlerOptions) (*Handler, error) {
+	if m == nil {
+		return nil, errors.New("webagents: NewHandler needs a manifest")
+	}
 	if opts == nil {
-		return nil, errors.New("webagents: NewHandler needs options with a Manifest and Actions")
+		opts = &HandlerOptions{}
 	}
 	h := &Handler{
 		context:      opts.Context,
@@ -178,7 +178,7 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 	if base == "" {
 		base = "http://127.0.0.1"
 	}
-	m, err := opts.Manifest.revalidate(base)
+	m, err := m.revalidate(base)
 	if err != nil {
 		return nil, fmt.Errorf("webagents: manifest: %w", err)
 	}
@@ -190,11 +190,11 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 		return nil, errors.New("webagents: without an Origin the endpoint must be an absolute path")
 	}
 	for name := range m.Actions {
-		if opts.Actions[name] == nil {
+		if actions[name] == nil {
 			return nil, fmt.Errorf("webagents: action %q has no handler", name)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(opts.Actions)) {
+	for _, name := range slices.Sorted(maps.Keys(actions)) {
 		if m.Actions[name] == nil {
 			return nil, fmt.Errorf("webagents: handler for unpublished action %q", name)
 		}
@@ -228,7 +228,7 @@ func NewHandler(opts *HandlerOptions) (*Handler, error) {
 		return nil, fmt.Errorf("webagents: the document served at %s: %w", MarkdownPath, err)
 	}
 	h.executor = Executor{
-		Handlers:       maps.Clone(opts.Actions),
+		Handlers:       maps.Clone(actions),
 		Deadline:       opts.Deadline,
 		MaxResultBytes: opts.MaxResultBytes,
 		Limiter:        opts.Limiter,

@@ -70,9 +70,8 @@ func newCartSite(t *testing.T, opts *HandlerOptions) *cartSite {
 		o = *opts
 	}
 	o.Origin = "http://" + s.srv.Listener.Addr().String()
-	o.Manifest = m
 	o.IdempotencyStore = s.store
-	o.Actions = map[string]ActionHandler{
+	actions := map[string]ActionHandler{
 		"cart.add": ActionFunc(func(ctx context.Context, req *ActionRequest) (any, error) {
 			s.started <- req.Operation
 			select {
@@ -94,7 +93,7 @@ func newCartSite(t *testing.T, opts *HandlerOptions) *cartSite {
 			return map[string]int{"quantity": s.cart}, nil
 		}),
 	}
-	h, err := NewHandler(&o)
+	h, err := NewHandler(m, actions, &o)
 	require.NoError(t, err)
 	s.h = h
 	s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

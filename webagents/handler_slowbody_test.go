@@ -25,8 +25,8 @@ import (
 // within the batch deadline, and a refusal closes the connection at once.
 func TestHandlerDoesNotWaitForeverForTheBody(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Manifest: m, Deadline: 200 * time.Millisecond, Actions: map[string]ActionHandler{
-		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}, &HandlerOptions{Deadline: 200 * time.Millisecond})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -43,10 +43,8 @@ func newTestSite(t testing.TB, opts *HandlerOptions) *testSite {
 	if o.Origin == "" {
 		o.Origin = testOrigin
 	}
-	if o.Manifest == nil {
-		o.Manifest = specManifest(t)
-	}
-	o.Actions = map[string]ActionHandler{
+	m := specManifest(t)
+	actions := map[string]ActionHandler{
 		"catalog.find": ActionFunc(func(ctx context.Context, req *ActionRequest) (any, error) {
 			var in struct {
 				Query string `json:"query"`
@@ -87,7 +85,7 @@ func newTestSite(t testing.TB, opts *HandlerOptions) *testSite {
 			return map[string]any{"items": items}, nil
 		}),
 	}
-	h, err := NewHandler(&o)
+	h, err := NewHandler(m, actions, &o)
 	require.NoError(t, err)
 	s.h = h
 	return s
@@ -314,30 +312,35 @@ func TestNewHandlerErrors(t *testing.T) {
 	cross := manifestWith(t, "", `{"a":{}}`)
 	cross.Workflow.Endpoint = "https://evil.example/api"
 	tests := []struct {
-		name string
-		opts *HandlerOptions
+		name     string
+		manifest *Manifest
+		actions  map[string]ActionHandler
+		opts     *HandlerOptions
 	}{
-		{"nil options", nil},
-		{"no manifest", &HandlerOptions{Origin: testOrigin, Actions: all}},
-		{"bad origin", &HandlerOptions{Origin: "https://shop.example/path", Manifest: m, Actions: all}},
-		{"ftp origin", &HandlerOptions{Origin: "ftp://shop.example", Manifest: m, Actions: all}},
-		{"missing handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{"cart.add": noop}}},
-		{"unpublished handler", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
-			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}}},
-		{"cross-origin endpoint", &HandlerOptions{Origin: testOrigin, Manifest: cross, Actions: map[string]ActionHandler{"a": noop}}},
-		{"body limit below protocol", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxBodyChars: 1000}},
-		{"result limit above the transport cap", &HandlerOptions{Origin: testOrigin, Manifest: m, Actions: all, MaxResultBytes: TransportLimitBytes}},
+		{"no manifest", nil, all, &HandlerOptions{Origin: testOrigin}},
+		{"no actions", m, nil, &HandlerOptions{Origin: testOrigin}},
+		{"bad origin", m, all, &HandlerOptions{Origin: "https://shop.example/path"}},
+		{"ftp origin", m, all, &HandlerOptions{Origin: "ftp://shop.example"}},
+		{"missing handler", m, map[string]ActionHandler{"cart.add": noop}, &HandlerOptions{Origin: testOrigin}},
+		{"unpublished handler", m, map[string]ActionHandler{
+			"catalog.find": noop, "cart.add": noop, "cart.state": noop, "admin.drop": noop}, &HandlerOptions{Origin: testOrigin}},
+		{"cross-origin endpoint", cross, map[string]ActionHandler{"a": noop}, &HandlerOptions{Origin: testOrigin}},
+		{"body limit below protocol", m, all, &HandlerOptions{Origin: testOrigin, MaxBodyChars: 1000}},
+		{"result limit above the transport cap", m, all, &HandlerOptions{Origin: testOrigin, MaxResultBytes: TransportLimitBytes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewHandler(tt.opts)
+			_, err := NewHandler(tt.manifest, tt.actions, tt.opts)
 			assert.Error(t, err)
 		})
 	}
+	// Options are optional: nil means every default (a loopback origin).
+	_, err := NewHandler(m, all, nil)
+	assert.NoError(t, err)
 	// A manifest built in Go is validated too.
 	bad := &Manifest{Version: "0.1", Workflow: Workflow{Endpoint: "/e", MaxOperations: 99},
 		Actions: map[string]*Action{"a": {Effect: "nope"}}}
-	_, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: bad, Actions: map[string]ActionHandler{"a": noop}})
+	_, err = NewHandler(bad, map[string]ActionHandler{"a": noop}, &HandlerOptions{Origin: testOrigin})
 	var ve *ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.GreaterOrEqual(t, len(ve.Problems), 2)
@@ -345,8 +348,8 @@ func TestNewHandlerErrors(t *testing.T) {
 
 func TestHandlerLoopbackOrigin(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Manifest: m, Actions: map[string]ActionHandler{
-		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil })}, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -376,22 +379,21 @@ func TestHandlerContextHook(t *testing.T) {
 	type userKey struct{}
 	m := manifestWith(t, "", `{"me":{}}`)
 	var seen string
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
-			switch r.Header.Get("Authorization") {
-			case "Bearer good":
-				http.SetCookie(w, &http.Cookie{Name: "seen", Value: "1"})
-				return context.WithValue(r.Context(), userKey{}, "alice"), nil
-			case "Bearer expired":
-				return nil, &Error{Status: 401, Code: "unauthorized", Message: "Session expired."}
-			default:
-				return nil, errors.New("session store down: redis://secret@10.1.1.1")
-			}
-		},
-		Actions: map[string]ActionHandler{"me": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
-			seen, _ = ctx.Value(userKey{}).(string)
-			return seen, nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"me": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+		seen, _ = ctx.Value(userKey{}).(string)
+		return seen, nil
+	})}, &HandlerOptions{Origin: testOrigin, Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer good":
+			http.SetCookie(w, &http.Cookie{Name: "seen", Value: "1"})
+			return context.WithValue(r.Context(), userKey{}, "alice"), nil
+		case "Bearer expired":
+			return nil, &Error{Status: 401, Code: "unauthorized", Message: "Session expired."}
+		default:
+			return nil, errors.New("session store down: redis://secret@10.1.1.1")
+		}
+	},
+	})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"me"}]}`
 	rec := post(h, body, map[string]string{"Authorization": "Bearer good"})
@@ -448,12 +450,12 @@ func TestHandlerIdempotencyInProgress(t *testing.T) {
 	m := manifestWith(t, "", `{"slow":{"effect":"write"}}`)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+	h, err := NewHandler(m, map[string]ActionHandler{
 		"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
 			close(started)
 			<-release
 			return "done", nil
-		})}})
+		})}, &HandlerOptions{Origin: testOrigin})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`
 	key := map[string]string{"Idempotency-Key": "k"}
@@ -476,16 +478,15 @@ func TestHandlerIdempotencySessionScope(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"}}`)
 	var calls int
 	var mu sync.Mutex
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
-			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
-		},
-		Actions: map[string]ActionHandler{"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			calls++
-			return calls, nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return calls, nil
+	})}, &HandlerOptions{Origin: testOrigin, Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+		return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+	},
+	})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"w"}]}`
 	post(h, body, map[string]string{"Idempotency-Key": "k", "X-Session": "alice"})
@@ -599,11 +600,10 @@ func TestMemoryIdempotencyStoreBytes(t *testing.T) {
 func TestHandlerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := manifestWith(t, "", `{"slow":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 2 * time.Second,
-			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})}})
+		h, err := NewHandler(m, map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})}, &HandlerOptions{Origin: testOrigin, Deadline: 2 * time.Second})
 		require.NoError(t, err)
 		start := time.Now()
 		rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`, nil)
@@ -615,11 +615,10 @@ func TestHandlerDeadline(t *testing.T) {
 
 func TestHandlerRateLimited(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Limiter: limiterFunc(func(context.Context, string) error {
-			return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
-		}),
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, Limiter: limiterFunc(func(context.Context, string) error {
+		return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
+	}),
+	})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, nil)
 	assert.Equal(t, 429, rec.Code)
@@ -634,10 +633,9 @@ func (f limiterFunc) Wait(ctx context.Context, session string) error { return f(
 
 func TestHandlerResultTooLarge(t *testing.T) {
 	m := manifestWith(t, "", `{"big":{}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, MaxResultBytes: 100,
-		Actions: map[string]ActionHandler{"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-			return strings.Repeat("x", 200), nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+		return strings.Repeat("x", 200), nil
+	})}, &HandlerOptions{Origin: testOrigin, MaxResultBytes: 100})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"big"}]}`, nil)
 	assert.Equal(t, 500, rec.Code)
@@ -646,8 +644,7 @@ func TestHandlerResultTooLarge(t *testing.T) {
 
 func TestHandlerReferencesDisabled(t *testing.T) {
 	m := manifestWith(t, `"references":false`, `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"},{"id":"y","action":"a","input":{"v":{"$ref":"x"}}}]}`, nil)
 	assert.Equal(t, 400, rec.Code)
@@ -658,17 +655,16 @@ func TestHandlerLimiterScope(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
 	var mu sync.Mutex
 	var scopes []string
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
-			return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
-		},
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+		return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
+	},
 		Limiter: limiterFunc(func(_ context.Context, scope string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			scopes = append(scopes, scope)
 			return nil
 		}),
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
 	post(h, body, map[string]string{"X-Session": "alice"})
@@ -684,25 +680,24 @@ func TestHandlerIdempotencyStoresOnlyExecutedBatches(t *testing.T) {
 	m := manifestWith(t, "", `{"w":{"effect":"write"},"s":{"inputSchema":{"type":"object","required":["q"]}}}`)
 	var mu sync.Mutex
 	refuse, calls := true, 0
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Limiter: limiterFunc(func(context.Context, string) error {
+	h, err := NewHandler(m, map[string]ActionHandler{
+		"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if refuse {
-				refuse = false
-				return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
-			}
-			return nil
+			calls++
+			return calls, nil
 		}),
-		Actions: map[string]ActionHandler{
-			"w": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				calls++
-				return calls, nil
-			}),
-			"s": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil }),
-		}})
+		"s": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil }),
+	}, &HandlerOptions{Origin: testOrigin, Limiter: limiterFunc(func(context.Context, string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refuse {
+			refuse = false
+			return &Error{Status: 429, Code: CodeRateLimited, Message: "Slow down."}
+		}
+		return nil
+	}),
+	})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"w"}]}`
 	key := map[string]string{"Idempotency-Key": "k1"}
@@ -779,9 +774,9 @@ func (*failingStore) Reserve(context.Context, IdempotencyReservation) (*Idempote
 func TestHandlerIdempotencyStoreFailure(t *testing.T) {
 	var logs strings.Builder
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
-		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: &failingStore{new(MemoryIdempotencyStore)},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, map[string]string{"Idempotency-Key": "k"})
 	assert.Equal(t, 500, rec.Code)
@@ -802,7 +797,7 @@ func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
 		m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 		var mu sync.Mutex
 		orders := map[string]int{}
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Actions: map[string]ActionHandler{
+		h, err := NewHandler(m, map[string]ActionHandler{
 			"order.place": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
 				var in struct {
 					Who string `json:"who"`
@@ -814,7 +809,7 @@ func TestHandlerIdempotencyFloodKeepsVictimRecord(t *testing.T) {
 				defer mu.Unlock()
 				orders[in.Who]++
 				return map[string]int{"order": orders[in.Who]}, nil
-			})}})
+			})}, &HandlerOptions{Origin: testOrigin})
 		require.NoError(t, err)
 		send := func(addr, key, who string) *httptest.ResponseRecorder {
 			req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow",
@@ -880,7 +875,12 @@ func TestHandlerAddressPacing(t *testing.T) {
 				m := manifestWith(t, `"pacing":{"minIntervalMs":100,"maxConcurrency":1}`, `{"a":{}}`)
 				var mu sync.Mutex
 				var starts []time.Time
-				h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, AddressPacing: tc.mode,
+				h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					starts = append(starts, req.Started)
+					return 1, nil
+				})}, &HandlerOptions{Origin: testOrigin, AddressPacing: tc.mode,
 					Limiter: &SessionLimiter{Interval: interval},
 					Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 						if tc.anonymous {
@@ -888,12 +888,7 @@ func TestHandlerAddressPacing(t *testing.T) {
 						}
 						return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 					},
-					Actions: map[string]ActionHandler{"a": ActionFunc(func(_ context.Context, req *ActionRequest) (any, error) {
-						mu.Lock()
-						defer mu.Unlock()
-						starts = append(starts, req.Started)
-						return 1, nil
-					})}})
+				})
 				require.NoError(t, err)
 				var ops []string
 				for i := range 8 {
@@ -934,15 +929,14 @@ func TestHandlerAddressPacing(t *testing.T) {
 // multiply a client's share of the store; signed-in sessions have their own.
 func TestHandlerIdempotencyShareByAddress(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{"effect":"write"}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		IdempotencyStore: NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100, MaxClientEntries: 2}),
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: NewMemoryIdempotencyStore(&MemoryIdempotencyStoreOptions{MaxEntries: 100, MaxClientEntries: 2}),
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			if r.Header.Get("X-Signed-In") != "" {
 				return WithSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 			}
 			return WithAnonymousSessionKey(r.Context(), r.Header.Get("X-Session")), nil
 		},
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
 	for i, want := range []int{200, 200, 503} {
@@ -959,11 +953,10 @@ func TestHandlerIdempotencyShareByAddress(t *testing.T) {
 // retry (its backend is down) reaches the client as Retry-After.
 func TestHandlerRetryAfterFromLimiter(t *testing.T) {
 	m := manifestWith(t, "", `{"a":{}}`)
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-		Limiter: limiterFunc(func(context.Context, string) error {
-			return &Error{Status: 503, Code: CodeUnavailable, Message: "Pacing is unavailable.", RetryAfter: 1500 * time.Millisecond}
-		}),
-		Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+	h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, Limiter: limiterFunc(func(context.Context, string) error {
+		return &Error{Status: 503, Code: CodeUnavailable, Message: "Pacing is unavailable.", RetryAfter: 1500 * time.Millisecond}
+	}),
+	})
 	require.NoError(t, err)
 	rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`, nil)
 	assert.Equal(t, 503, rec.Code)
@@ -999,10 +992,9 @@ func TestHandlerIdempotencyCompleteFailureNeverReruns(t *testing.T) {
 	m := manifestWith(t, "", `{"order.place":{"effect":"irreversible"}}`)
 	var placed atomic.Int32
 	store := &completeFailingStore{MemoryIdempotencyStore: NewMemoryIdempotencyStore(nil)}
-	h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: store,
-		Actions: map[string]ActionHandler{"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-			return placed.Add(1), nil
-		})}})
+	h, err := NewHandler(m, map[string]ActionHandler{"order.place": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+		return placed.Add(1), nil
+	})}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: store})
 	require.NoError(t, err)
 	body := `{"version":"0.1","operations":[{"id":"x","action":"order.place"}]}`
 	key := map[string]string{"Idempotency-Key": "order-1"}

@@ -26,16 +26,14 @@ func TestHandlerReservationOutlivesShortWindow(t *testing.T) {
 		var runs atomic.Int32
 		release := make(chan struct{})
 		m := manifestWith(t, "", `{"slow":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-			IdempotencyWindow: time.Second, Deadline: 30 * time.Second,
-			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
-				runs.Add(1)
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				return 1, nil
-			})}})
+		h, err := NewHandler(m, map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			runs.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return 1, nil
+		})}, &HandlerOptions{Origin: testOrigin, IdempotencyWindow: time.Second, Deadline: 30 * time.Second})
 		require.NoError(t, err)
 		body := `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`
 		key := map[string]string{"Idempotency-Key": "k"}
@@ -99,11 +97,10 @@ func TestHandlerAnswersWhileCompleteIsSlow(t *testing.T) {
 		store := &slowStore{MemoryIdempotencyStore: NewMemoryIdempotencyStore(nil), unblock: make(chan struct{})}
 		var runs atomic.Int32
 		m := manifestWith(t, "", `{"a":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: store, Deadline: 5 * time.Second,
-			Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-				runs.Add(1)
-				return 1, nil
-			})}})
+		h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+			runs.Add(1)
+			return 1, nil
+		})}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: store, Deadline: 5 * time.Second})
 		require.NoError(t, err)
 		body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
 		req := httptest.NewRequest(http.MethodPost, testOrigin+"/api/agent/workflow", strings.NewReader(body))
@@ -139,11 +136,10 @@ func TestHandlerDeadlineCountsFromReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &slowStore{MemoryIdempotencyStore: NewMemoryIdempotencyStore(nil), reserveDelay: time.Second}
 		m := manifestWith(t, "", `{"slow":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, IdempotencyStore: store, Deadline: 2 * time.Second,
-			Actions: map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})}})
+		h, err := NewHandler(m, map[string]ActionHandler{"slow": ActionFunc(func(ctx context.Context, _ *ActionRequest) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: store, Deadline: 2 * time.Second})
 		require.NoError(t, err)
 		start := time.Now()
 		rec := post(h, `{"version":"0.1","operations":[{"id":"x","action":"slow"}]}`, map[string]string{"Idempotency-Key": "k"})
@@ -169,12 +165,12 @@ func TestHandlerStuckKeyBacksOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var runs atomic.Int32
 		m := manifestWith(t, "", `{"a":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m, Deadline: 30 * time.Second,
+		h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
+			runs.Add(1)
+			return 1, nil
+		})}, &HandlerOptions{Origin: testOrigin, Deadline: 30 * time.Second,
 			IdempotencyStore: failingComplete{NewMemoryIdempotencyStore(nil)},
-			Actions: map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
-				runs.Add(1)
-				return 1, nil
-			})}})
+		})
 		require.NoError(t, err)
 		body := `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
 		key := map[string]string{"Idempotency-Key": "k"}
@@ -212,9 +208,7 @@ const oneOp = `{"version":"0.1","operations":[{"id":"x","action":"a"}]}`
 func TestHandlerReplayBadStatus(t *testing.T) {
 	for _, status := range []int{0, 42, 1000, -200} {
 		m := manifestWith(t, "", `{"a":{}}`)
-		h, err := NewHandler(&HandlerOptions{Origin: testOrigin, Manifest: m,
-			IdempotencyStore: badStatusStore{NewMemoryIdempotencyStore(nil), status},
-			Actions:          map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}})
+		h, err := NewHandler(m, map[string]ActionHandler{"a": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return 1, nil })}, &HandlerOptions{Origin: testOrigin, IdempotencyStore: badStatusStore{NewMemoryIdempotencyStore(nil), status}})
 		require.NoError(t, err)
 		var rec *httptest.ResponseRecorder
 		require.NotPanics(t, func() { rec = post(h, oneOp, map[string]string{"Idempotency-Key": "k"}) }, "status %d", status)

@@ -87,7 +87,8 @@ type Manifest struct {
 	// endpoint, extra fenced blocks.
 	Warnings []Problem `json:"-"`
 
-	names []string // sorted action names
+	names         []string // sorted action names
+	maxSchemaCost int64    // the ParseOptions.MaxSchemaCost it was parsed with
 }
 
 // ParseOptions configures [ParseManifest] and [ParseDocument]. The zero value
@@ -226,7 +227,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 		return nil, &ValidationError{Problems: []Problem{{Path: "$", Message: "not JSON"}}}
 	}
 	// The schema validator cannot read every number JSON can write (see
-	// MaxNumberExponent): refuse those before it sees them.
+	// maxNumberExponent): refuse those before it sees them.
 	if p := hugeNumber(tree, "$"); p != nil {
 		return nil, &ValidationError{Problems: []Problem{*p}}
 	}
@@ -247,6 +248,7 @@ func parseManifest(data []byte, opts *ParseOptions, warnings []Problem) (*Manife
 		return nil, &ValidationError{Problems: v.problems}
 	}
 	m.Warnings = v.warnings
+	m.maxSchemaCost = opts.MaxSchemaCost
 	return m, nil
 }
 
@@ -797,5 +799,7 @@ func (m *Manifest) revalidate(base string) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifest(raw, &ParseOptions{BaseURL: base, Strict: true})
+	// The schema cost limit is the one m was parsed with: a site that
+	// raised it serves the manifest it parsed.
+	return ParseManifest(raw, &ParseOptions{BaseURL: base, Strict: true, MaxSchemaCost: m.maxSchemaCost})
 }

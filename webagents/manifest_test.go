@@ -428,8 +428,7 @@ func TestUTF16LimitsAreErrors(t *testing.T) {
 			if tt.path == "document" {
 				return
 			}
-			_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: m,
-				Actions: map[string]ActionHandler{"a": ActionFunc(nil)}})
+			_, err = NewHandler(m, map[string]ActionHandler{"a": ActionFunc(nil)}, &HandlerOptions{Origin: "https://shop.example"})
 			require.Error(t, err, "a site must not serve it")
 			assert.Contains(t, err.Error(), "UTF-16 code units")
 		})
@@ -463,7 +462,7 @@ func TestNewHandlerRefusesAnOversizedMarkdownDocument(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, MaxDocumentChars-50, len(js))
 	require.Greater(t, len(md), MaxDocumentChars, "the markdown document is over the limit")
-	_, err = NewHandler(&HandlerOptions{Origin: "https://shop.example", Manifest: m, Actions: actions})
+	_, err = NewHandler(m, actions, &HandlerOptions{Origin: "https://shop.example"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), MarkdownPath)
 }

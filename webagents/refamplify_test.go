@@ -18,10 +18,10 @@ import (
 func TestReferencesCannotAmplifyAResult(t *testing.T) {
 	m := manifestWith(t, "", `{"big":{"effect":"read"},"sink":{"effect":"read"}}`)
 	big := strings.Repeat("x", 100_000)
-	h, err := NewHandler(&HandlerOptions{Manifest: m, Origin: testOrigin, Actions: map[string]ActionHandler{
+	h, err := NewHandler(m, map[string]ActionHandler{
 		"big":  ActionFunc(func(context.Context, *ActionRequest) (any, error) { return big, nil }),
 		"sink": ActionFunc(func(context.Context, *ActionRequest) (any, error) { return "ok", nil }),
-	}})
+	}, &HandlerOptions{Origin: testOrigin})
 	require.NoError(t, err)
 	defer h.Close()
 	refs := strings.TrimSuffix(strings.Repeat(`{"$ref":"big"},`, 8000), ",")
@@ -34,12 +34,12 @@ func TestReferencesCannotAmplifyAResult(t *testing.T) {
 
 	// References to small parts of a large result are resolved.
 	m = manifestWith(t, "", `{"big":{"effect":"read"},"sink":{"effect":"read"}}`)
-	h2, err := NewHandler(&HandlerOptions{Manifest: m, Origin: testOrigin, Actions: map[string]ActionHandler{
+	h2, err := NewHandler(m, map[string]ActionHandler{
 		"big": ActionFunc(func(context.Context, *ActionRequest) (any, error) {
 			return map[string]any{"id": "p1", "blob": big}, nil
 		}),
 		"sink": ActionFunc(func(_ context.Context, r *ActionRequest) (any, error) { return r.Input, nil }),
-	}})
+	}, &HandlerOptions{Origin: testOrigin})
 	require.NoError(t, err)
 	defer h2.Close()
 	rec := post(h2, `{"version":"0.1","operations":[{"id":"big","action":"big"},{"id":"s","action":"sink","input":{"a":[{"$ref":"big.id"},{"$ref":"big.id"}]}}]}`, nil)

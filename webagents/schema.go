@@ -105,7 +105,7 @@ func compileUserSchema(raw []byte, maxCost int64) (cs *compiledSchema, err error
 	if err != nil {
 		return nil, err
 	}
-	if got := cost.at(SchemaCostDepth); got > maxCost {
+	if got := cost.at(schemaCostDepth); got > maxCost {
 		return nil, &SchemaComplexityError{Cost: got, Limit: maxCost}
 	}
 	return &compiledSchema{schema: s, cost: cost, simple: compileSimpleSchema(tree)}, nil
@@ -135,8 +135,8 @@ func schemaErrorMessage(err error) string {
 // problems found, each with its JSON path.
 // The work is bounded before it starts: the schema's cost at the input's
 // depth times the input's size (see inputSize) must be at most
-// [MaxValidationSteps], and no number may have an exponent beyond
-// [MaxNumberExponent].
+// maxValidationSteps, and no number may have an exponent beyond
+// maxNumberExponent.
 func validateInput(s *compiledSchema, input json.RawMessage) []Problem {
 	if s.simple != nil && s.simple.validRaw(input, s.cost) {
 		return nil
@@ -155,10 +155,10 @@ func validateTree(s *compiledSchema, tree any) []Problem {
 		return []Problem{*p}
 	}
 	size, depth := inputSize(tree, 0)
-	if cost := s.cost.at(depth); cost >= costCap || cost*int64(size) > MaxValidationSteps {
+	if cost := s.cost.at(depth); cost >= costCap || cost*int64(size) > maxValidationSteps {
 		return []Problem{{Path: "$", Message: fmt.Sprintf(
 			"input is too large or deep to validate against this schema (size %d, %d deep; the validation budget is %d steps)",
-			size, depth, MaxValidationSteps)}}
+			size, depth, maxValidationSteps)}}
 	}
 	if s.simple != nil && s.simple.valid(tree) {
 		return nil
@@ -169,7 +169,7 @@ func validateTree(s *compiledSchema, tree any) []Problem {
 	}
 	if errors.Is(err, errValidationTimeout) {
 		return []Problem{{Path: "$", Message: fmt.Sprintf(
-			"validation took longer than its budget of %v", ValidationTimeout)}}
+			"validation took longer than its budget of %v", validationTimeout)}}
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -207,23 +207,23 @@ func inputSize(v any, depth int) (size, maxDepth int) {
 	return size, maxDepth
 }
 
-// MaxNumberExponent is the largest exponent, in magnitude, that a number in
+// maxNumberExponent is the largest exponent, in magnitude, that a number in
 // a manifest, a published schema or an input may be written with. The
 // schema validator reads numbers exactly, as big rationals: 1e999999 costs
 // it tens of milliseconds and megabytes, and 1e9999999 it cannot read at
 // all. Such numbers are far outside what JSON parsers interoperate on
 // (IEEE 754 doubles end near 1e308 and 5e-324), so they are refused with
 // the problem "number out of range".
-const MaxNumberExponent = 1000
+const maxNumberExponent = 1000
 
 // hugeNumber returns a problem at the path of a number in v written with an
-// exponent beyond MaxNumberExponent, or nil when there is none.
+// exponent beyond maxNumberExponent, or nil when there is none.
 func hugeNumber(v any, path string) *Problem {
 	switch v := v.(type) {
 	case json.Number:
 		if !numberInRange(string(v)) {
 			return &Problem{Path: path, Message: fmt.Sprintf(
-				"number out of range: its exponent is beyond ±%d", MaxNumberExponent)}
+				"number out of range: its exponent is beyond ±%d", maxNumberExponent)}
 		}
 	case map[string]any:
 		for k, c := range v {
@@ -242,7 +242,7 @@ func hugeNumber(v any, path string) *Problem {
 }
 
 // numberInRange reports whether a JSON number's exponent, if it has one, is
-// at most MaxNumberExponent in magnitude.
+// at most maxNumberExponent in magnitude.
 func numberInRange(n string) bool {
 	i := strings.IndexAny(n, "eE")
 	if i < 0 {
@@ -253,23 +253,23 @@ func numberInRange(n string) bool {
 		return false
 	}
 	e, err := strconv.Atoi("0" + exp)
-	return err == nil && e <= MaxNumberExponent
+	return err == nil && e <= maxNumberExponent
 }
 
-// ValidationTimeout is the second guard on validation work, after the
-// static bound ([MaxValidationSteps]): a validation estimated at more than
-// a few thousand steps runs on a goroutine of its own, and when it has not
-// finished within ValidationTimeout the input is refused with invalid_input
-// at once. The schema library cannot be interrupted, so the abandoned
-// validation still runs to its end in the background (its work is bounded
-// by the static budget); at most [MaxHeavyValidations] such validations
-// run at once, and a validation that waited ValidationTimeout for a turn
-// is refused too.
-const ValidationTimeout = time.Second
-
-// MaxHeavyValidations bounds the validations running at once on goroutines
-// of their own (see [ValidationTimeout]), abandoned ones included.
-const MaxHeavyValidations = 4
+// Validation's second guard, after the static bound (maxValidationSteps):
+// a validation estimated at more than inlineValidationSteps runs on a
+// goroutine of its own, and when it has not finished within
+// validationTimeout the input is refused with invalid_input at once. The
+// schema library cannot be interrupted, so the abandoned validation still
+// runs to its end in the background (its work is bounded by the static
+// budget); at most maxHeavyValidations such validations run at once,
+// abandoned ones included, and a validation that waited validationTimeout
+// for a turn is refused too. Both are process-wide guards of the CPU, not
+// budgets a site has reason to tune: the package doc lists them.
+const (
+	defaultValidationTimeout = time.Second
+	maxHeavyValidations      = 4
+)
 
 // inlineValidationSteps is the estimated work under which a validation runs
 // on the caller's goroutine: tens of microseconds at most, where a timer
@@ -278,9 +278,9 @@ const inlineValidationSteps = 2_000
 
 var (
 	errValidationTimeout = errors.New("webagents: validation budget exceeded")
-	// validationTimeout is ValidationTimeout; tests shorten it.
-	validationTimeout = ValidationTimeout
-	heavyValidations  = make(chan struct{}, MaxHeavyValidations)
+	// validationTimeout is defaultValidationTimeout; tests shorten it.
+	validationTimeout = defaultValidationTimeout
+	heavyValidations  = make(chan struct{}, maxHeavyValidations)
 )
 
 // validateWithin validates tree against s, on the caller's goroutine when

@@ -23,15 +23,15 @@ const (
 	// not, if/then/else, properties, items… expanded, none shared; every
 	// enum member counting as one more) one
 	// validation makes at a single instance value, for instances nested
-	// [SchemaCostDepth] deep. A published inputSchema or outputSchema over it
+	// 32 deep (schemaCostDepth). A published inputSchema or outputSchema over it
 	// makes the manifest invalid ("schema too complex").
 	DefaultMaxSchemaCost = 2_000
-	// SchemaCostDepth is the instance nesting the static cost is computed
+	// schemaCostDepth is the instance nesting the static cost is computed
 	// for; recursive schemas cost more the deeper the instance, so a
 	// recursion that branches (2^depth) is refused while a linear one (a
 	// tree) is not.
-	SchemaCostDepth = 32
-	// MaxValidationSteps bounds one validation: before it starts, the
+	schemaCostDepth = 32
+	// maxValidationSteps bounds one validation: before it starts, the
 	// schema's cost at the input's actual depth times the input's size
 	// (its number of values, every string and object key counting one
 	// more per 32 bytes) must not exceed it, or the input is refused with
@@ -40,7 +40,7 @@ const (
 	// worst validation let through takes tens of milliseconds and under
 	// 20 MB. Typical schemas cost 2 to 20, leaving room for inputs of
 	// thousands of values.
-	MaxValidationSteps = 50_000
+	maxValidationSteps = 50_000
 )
 
 // schemaCost holds a compiled schema's evaluation graph and its cost per
@@ -246,7 +246,7 @@ func (sc *schemaCost) addLevel() {
 	}
 	// Node 0 is the root. Past the step budget no input can pass, and
 	// deeper is no cheaper: stop there.
-	sc.stable = (prev != nil && slicesEqual(prev, cur)) || cur[0] > MaxValidationSteps
+	sc.stable = (prev != nil && slicesEqual(prev, cur)) || cur[0] > maxValidationSteps
 	sc.root = append(sc.root, cur[0])
 	sc.last = cur
 }

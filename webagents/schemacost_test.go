@@ -1,6 +1,7 @@
 package webagents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func TestSchemaCostOfTheChain(t *testing.T) {
 	for _, depth := range []int{4, 5, 6} {
 		cs, err := compileUserSchema([]byte(anyOfChain(depth)), 1<<40)
 		require.NoError(t, err)
-		costs[depth] = cs.cost.at(SchemaCostDepth)
+		costs[depth] = cs.cost.at(schemaCostDepth)
 	}
 	// a0 costs 1; ak = 1 (anyOf) + 2 × (1 ($ref) + a(k-1)); the root adds its own $ref.
 	want := func(k int) int64 {
@@ -135,7 +136,7 @@ func TestSchemaCostOnEveryPath(t *testing.T) {
 	srv := mirrorSite(t, manifest)
 	var c Client
 	d, err := c.Discover(t.Context(), srv.URL+"/")
-	require.NoError(t, err)
+	d = outcome(t, d, err)
 	assert.Equal(t, DiscoveryInvalid, d.Status)
 	assert.ErrorContains(t, d.Err, "schema too complex")
 
@@ -148,8 +149,7 @@ func TestSchemaCostOnEveryPath(t *testing.T) {
 	m, err := ParseManifest([]byte(doc(okWorkflow, `{"x":{}}`)), nil)
 	require.NoError(t, err)
 	m.Actions["x"].InputSchema = json.RawMessage(anyOfChain(40))
-	_, err = NewHandler(&HandlerOptions{Manifest: m, Origin: testOrigin,
-		Actions: map[string]ActionHandler{"x": ActionFunc(nil)}})
+	_, err = NewHandler(m, map[string]ActionHandler{"x": ActionFunc(nil)}, &HandlerOptions{Origin: testOrigin})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "schema too complex")
 }
@@ -193,18 +193,18 @@ func BenchmarkSchemaChain(b *testing.B) {
 }
 
 // TestValidationTimeout: a validation the static budget lets through but
-// that outlives ValidationTimeout (shortened here) is refused at once, and
+// that outlives its time budget (shortened here) is refused at once, and
 // its abandoned goroutine gives its turn back when it ends.
 func TestValidationTimeout(t *testing.T) {
 	costly := strings.TrimSuffix(anyOfChain(8), `,"$ref":"#/$defs/a8"}`) + `,"items":{"$ref":"#/$defs/a8"}}`
 	cs, err := compileUserSchema([]byte(costly), DefaultMaxSchemaCost)
 	require.NoError(t, err)
-	n := int(MaxValidationSteps/cs.cost.at(1)) - 2
+	n := int(maxValidationSteps/cs.cost.at(1)) - 2
 	input := json.RawMessage("[" + strings.Repeat("null,", n-1) + "null]")
 	require.Empty(t, validateInput(cs, input), "within the real budget it validates")
 
 	validationTimeout = time.Microsecond
-	defer func() { validationTimeout = ValidationTimeout }()
+	defer func() { validationTimeout = defaultValidationTimeout }()
 	problems := validateInput(cs, input)
 	require.Len(t, problems, 1)
 	assert.Equal(t, "$", problems[0].Path)
@@ -216,17 +216,17 @@ func TestValidationTimeout(t *testing.T) {
 	assert.Empty(t, validateInput(cs, small))
 
 	// Wait for the abandoned validation to give its turn back (goleak).
-	for i := 0; i < MaxHeavyValidations; i++ {
+	for i := 0; i < maxHeavyValidations; i++ {
 		heavyValidations <- struct{}{}
 	}
-	for i := 0; i < MaxHeavyValidations; i++ {
+	for i := 0; i < maxHeavyValidations; i++ {
 		<-heavyValidations
 	}
 }
 
 // BenchmarkValidationAtTheBudget validates the most work the budget lets
 // through: a schema near the cost limit applied to each item of an array
-// sized so that cost × values is just under MaxValidationSteps. The floor
+// sized so that cost × values is just under maxValidationSteps. The floor
 // validates the same input against {"items":{"type":"null"}}.
 func BenchmarkValidationAtTheBudget(b *testing.B) {
 	costly := strings.TrimSuffix(anyOfChain(8), `,"$ref":"#/$defs/a8"}`) + `,"items":{"$ref":"#/$defs/a8"}}`
@@ -237,7 +237,7 @@ func BenchmarkValidationAtTheBudget(b *testing.B) {
 		b.Run(bench.name, func(b *testing.B) {
 			worst, err := compileUserSchema([]byte(costly), DefaultMaxSchemaCost)
 			require.NoError(b, err)
-			n := int(MaxValidationSteps/worst.cost.at(1)) - 2
+			n := int(maxValidationSteps/worst.cost.at(1)) - 2
 			input := json.RawMessage("[" + strings.Repeat("null,", n-1) + "null]")
 			cs, err := compileUserSchema([]byte(bench.schema), DefaultMaxSchemaCost)
 			require.NoError(b, err)
@@ -248,4 +248,18 @@ func BenchmarkValidationAtTheBudget(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestNewHandlerKeepsTheSchemaCostLimit: NewHandler validates the manifest
+// again with the limit it was parsed with, so a site that raised
+// ParseOptions.MaxSchemaCost can serve the manifest it parsed.
+func TestNewHandlerKeepsTheSchemaCostLimit(t *testing.T) {
+	raw := []byte(chainManifest(9)) // cost 2046, over the default 2,000
+	_, err := ParseManifest(raw, nil)
+	require.ErrorContains(t, err, "schema too complex")
+	m, err := ParseManifest(raw, &ParseOptions{MaxSchemaCost: 4000})
+	require.NoError(t, err)
+	noop := ActionFunc(func(context.Context, *ActionRequest) (any, error) { return nil, nil })
+	_, err = NewHandler(m, map[string]ActionHandler{"x": noop}, &HandlerOptions{Origin: testOrigin})
+	assert.NoError(t, err)
 }

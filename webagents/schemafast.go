@@ -362,7 +362,7 @@ func (s *simpleSchema) validRaw(input []byte, cost *schemaCost) bool {
 		depth = 1
 	}
 	c := cost.at(depth)
-	return c < costCap && c*int64(size) <= MaxValidationSteps
+	return c < costCap && c*int64(size) <= maxValidationSteps
 }
 
 // rawValue is a scalar as validRaw reads it: its type (typeString,

@@ -47,7 +47,7 @@ func TestClientTimeoutsAgainstATarpit(t *testing.T) {
 	c := &Client{DiscoverTimeout: 300 * time.Millisecond, CheckTimeout: 300 * time.Millisecond, RunTimeout: 300 * time.Millisecond}
 
 	d, err := c.Discover(context.Background(), srv.URL+"/")
-	require.NoError(t, err, "a site that does not answer is a status, not an error")
+	d = outcome(t, d, err)
 	assert.Equal(t, DiscoveryUnavailable, d.Status)
 	assert.ErrorIs(t, d.Err, context.DeadlineExceeded)
 	assert.EqualError(t, d.Err, "webagents: timed out: the site did not answer within 300ms", "it says that it timed out")
@@ -58,7 +58,7 @@ func TestClientTimeoutsAgainstATarpit(t *testing.T) {
 	require.NotEmpty(t, rep.Problems)
 	assert.Contains(t, rep.Problems[0].Message, "timed out: the site did not answer within 300ms")
 
-	_, err = c.Run(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a"}}, nil)
+	_, err = c.DiscoverAndRun(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a"}}, nil)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorContains(t, err, "timed out: the site did not answer within 300ms")
 }
@@ -71,7 +71,7 @@ func TestClientTimeoutOfTheBatch(t *testing.T) {
 		trickle(w, r, ' ', 50*time.Millisecond)
 	})
 	c := &Client{RunTimeout: 300 * time.Millisecond}
-	_, err := c.Run(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a", Input: json.RawMessage(`{}`)}}, nil)
+	_, err := c.DiscoverAndRun(context.Background(), srv.URL+"/", []Operation{{ID: "a", Action: "a", Input: json.RawMessage(`{}`)}}, nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorContains(t, err, "did not answer within 300ms")
@@ -110,7 +110,7 @@ func TestClientDefaultTimeouts(t *testing.T) {
 		c := &Client{HTTPClient: &http.Client{Transport: hangingTransport{}}}
 		start := time.Now()
 		d, err := c.Discover(context.Background(), "http://site.test/")
-		require.NoError(t, err)
+		d = outcome(t, d, err)
 		assert.Equal(t, DiscoveryUnavailable, d.Status)
 		assert.ErrorIs(t, d.Err, context.DeadlineExceeded)
 		assert.EqualError(t, d.Err, "webagents: timed out: the site did not answer within 10s")
@@ -122,7 +122,7 @@ func TestClientDefaultTimeouts(t *testing.T) {
 		assert.Equal(t, DefaultCheckTimeout, time.Since(start))
 
 		start = time.Now()
-		_, err = c.Run(context.Background(), "http://site.test/", nil, nil)
+		_, err = c.DiscoverAndRun(context.Background(), "http://site.test/", nil, nil)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, DefaultRunTimeout, time.Since(start))
 
@@ -197,7 +197,7 @@ func TestClientReadsNonEnvelopes(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			})
 			var c Client
-			res, err := c.Run(t.Context(), srv.URL+"/", ops, &RunOptions{AllowWrites: true})
+			res, err := c.DiscoverAndRun(t.Context(), srv.URL+"/", ops, &RunOptions{AllowWrites: true})
 			require.NotNil(t, res)
 			assert.Equal(t, tt.status, res.StatusCode)
 			assert.Equal(t, tt.body, string(res.Body))
@@ -235,7 +235,7 @@ func TestDiscoverNoActionsForThePage(t *testing.T) {
 	srv := endpointSite(t, manifest, nil)
 	var c Client
 	d, err := c.Discover(t.Context(), srv.URL+"/about")
-	require.NoError(t, err)
+	d = outcome(t, d, err)
 	assert.Equal(t, DiscoveryNoActions, d.Status)
 	assert.Equal(t, "no actions for this page", d.Status.String())
 	assert.ErrorIs(t, d.Err, ErrNoActionsForPage)
@@ -243,25 +243,25 @@ func TestDiscoverNoActionsForThePage(t *testing.T) {
 	assert.Empty(t, d.Actions)
 
 	d, err = c.Discover(t.Context(), srv.URL+"/shop/x")
-	require.NoError(t, err)
+	d = outcome(t, d, err)
 	assert.Equal(t, DiscoveryFound, d.Status)
 
 	// An action published for other pages is out of scope, one never
 	// published is "not published by this site".
-	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "b"}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "b"}}, nil)
 	assert.ErrorIs(t, err, ErrNotInScope)
-	_, err = c.Run(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "zz"}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/shop/x", []Operation{{ID: "x", Action: "zz"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
 
 	// Issue 24 item 3: so on a page the site publishes nothing for, not
 	// "not available on this page".
-	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "a"}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "a"}}, nil)
 	assert.ErrorIs(t, err, ErrNotInScope)
 	assert.EqualError(t, err, `webagents: action not in scope for this page: operation "x", action "a"`)
 	assert.NotErrorIs(t, err, ErrNotAvailable)
-	_, err = c.Run(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "zz"}}, nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/about", []Operation{{ID: "x", Action: "zz"}}, nil)
 	assert.ErrorIs(t, err, ErrNotPublished)
-	_, err = c.Run(t.Context(), srv.URL+"/about", nil, nil)
+	_, err = c.DiscoverAndRun(t.Context(), srv.URL+"/about", nil, nil)
 	assert.ErrorIs(t, err, ErrNotAvailable, "no operation: the page has nothing")
 	assert.ErrorIs(t, err, ErrNoActionsForPage)
 }

@@ -106,9 +106,10 @@ func (b *Bridge) Dial(ctx context.Context, opts *agentproto.ClientOptions) (*age
 	return agentproto.NewClient(nc, opts), nil
 }
 
-// WaitOnline waits until the host has seen the extension's hello.
+// WaitOnline waits until the host has seen the extension's hello (see
+// [bridge.Host.WaitOnline]).
 func (b *Bridge) WaitOnline(ctx context.Context) error {
-	return waitFor(ctx, b.Host.Online)
+	return b.Host.WaitOnline(ctx)
 }
 
 // Close stops everything and waits for every goroutine. Clients dialed

@@ -423,7 +423,7 @@ func parseRequest(frame []byte) (*Request, error) {
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	if string(kind) != agentproto.KindRequest {
+	if string(kind) != string(agentproto.KindRequest) {
 		return nil, fmt.Errorf("agentprototest: frame of kind %q", kind)
 	}
 	r.idLit = wire.AppendString(nil, r.ID)
@@ -476,7 +476,7 @@ var typeNames = func() map[string]string {
 	m := map[string]string{}
 	for _, t := range []string{
 		agentproto.TypeHealth, agentproto.TypeSnapshot, agentproto.TypeScreenshot, agentproto.TypeNavigate,
-		agentproto.TypeClick, agentproto.TypeType, agentproto.TypePress, agentproto.TypeScroll,
+		agentproto.TypeClick, agentproto.TypeText, agentproto.TypePress, agentproto.TypeScroll,
 		agentproto.TypeExtract, agentproto.TypeTasksList, agentproto.TypeTasksGet, agentproto.TypeTasksStart,
 		agentproto.TypeTasksStop, agentproto.TypeTasksPause, agentproto.TypeTasksResume,
 		agentproto.TypeTasksConfirm, agentproto.TypeTasksWait,

@@ -71,7 +71,7 @@ func TestSerialAnswersBatchedRequests(t *testing.T) {
 			callers.Go(func() {
 				payload := fmt.Sprintf(`{"agent":%d,"call":%d,"pad":%q}`, a, i, strings.Repeat("x", i*97))
 				var res json.RawMessage
-				if err := c.Call(t.Context(), agentproto.TypeType, json.RawMessage(payload), &res); err != nil {
+				if err := c.Call(t.Context(), agentproto.TypeText, json.RawMessage(payload), &res); err != nil {
 					errs <- err
 				} else if string(res) != payload {
 					errs <- fmt.Errorf("call %d/%d got another answer: %.60s", a, i, res)

@@ -91,7 +91,7 @@ func benchAgents(b *testing.B, agents int, payload json.RawMessage) {
 		defer clients[i].Close()
 	}
 	call := func(c *agentproto.Client, res *json.RawMessage) error {
-		return c.Call(context.Background(), agentproto.TypeType, payload, res)
+		return c.Call(context.Background(), agentproto.TypeText, payload, res)
 	}
 	runAgents(b, len(payload), clients, call)
 }

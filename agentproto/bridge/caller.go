@@ -62,7 +62,7 @@ func (c serverCaller) Call(ctx context.Context, typ string, payload any, result 
 	if res == nil {
 		res = nullResult
 	}
-	return codec.DecodeResult(res, result)
+	return codec.DecodeResult(typ, res, result)
 }
 
 // call forwards one request that does not come from a socket client (the

@@ -23,13 +23,18 @@
 //	if err != nil { ... }
 //	host := bridge.NewHost(conn, nil)
 //	srv := bridge.NewServer(&bridge.ServerOptions{Extension: host, Token: token})
-//	l, err := bridge.ListenUnix(ctx, "") // 0600 from birth
+//	l, err := bridge.ListenUnix(ctx, socketPath) // 0600 from birth
 //	if err != nil { ... }
 //	go func() {
 //		if err := srv.Serve(l); !errors.Is(err, bridge.ErrServerClosed) { ... }
 //	}()
 //	err = host.Run(ctx) // until the extension disconnects
 //	srv.Shutdown(context.Background())
+//
+// Nothing in the package reads the environment by itself: "" in
+// [ListenUnix] is [agentproto.PlatformSocketPath](), and
+// [agentproto.ConfigFromEnv] reads the reference's WEBOPERATOR_* variables
+// when a program asks it to.
 //
 // The Examples run this on real sockets and pipes. For tests, package
 // [github.com/agentbridge/agentbridge/agentproto/agentprototest] has a
@@ -39,7 +44,9 @@
 // # Behaviour
 //
 // The server checks the token first (constant time; keys matched exactly,
-// so {"Token":…} or a non-string token is no token), answers bridge.health
+// so {"Token":…} or a non-string token is no token, and a member named
+// twice is refused, with the request's id when exactly one is readable),
+// answers bridge.health
 // itself, and forwards everything else to its [Extension]. Ids are echoed
 // exactly as sent; a request without one gets a generated UUID. Payloads
 // and results are relayed byte for byte, unknown fields included. A request
@@ -48,7 +55,8 @@
 // dropped. Its answers are the protocol's exact strings
 // ([agentproto.MsgUnauthorized], …). [Server.Serve] retries failed accepts
 // (EMFILE and the like) with backoff and returns [ErrServerClosed] after
-// [Server.Shutdown] or [Server.Close].
+// [Server.Shutdown] or [Server.Close]. A program that embeds a [Host]
+// waits for the extension with [Host.WaitOnline].
 //
 // # Limits
 //
@@ -70,6 +78,18 @@
 // that has gone longest without reading while bytes waited for it) is
 // disconnected first. Every limit is checked before allocating.
 //
+// The rest of the defaults, each set by the option named: an oversized
+// request frame is answered with an error frame naming the limit, read away
+// for at most 2 s, and its connection closed. A frame from the extension
+// over nativemsg's 64 MiB closes the link, failing every pending request.
+// [ServerOptions].AuthTimeout may be negative (no bound), for agents that
+// rely on the reference's tokenless events. The client furthest behind is
+// the one disconnected by the total budget, once, with the log line
+// "disconnecting the slowest client", and a client that is reading is never
+// picked for a large write it is still taking. Failed accepts are retried
+// after 5 ms, doubling to 1 s; Serve returns only for a closed listener or
+// a permanent error.
+//
 // # Concurrency
 //
 // [Server] and [Host] are safe for concurrent use; each connection has one
@@ -84,7 +104,9 @@
 //
 // [ListenUnix] creates the socket with mode 0600 from the start (no window
 // in which another user could connect), never replaces something it does
-// not own, and removes only its own socket. A [Host] refuses to serve a
+// not own, waits while a live server of the same user still holds the path
+// ([ErrSocketInUse] when ctx ends first), and removes only its own socket.
+// A [Host] refuses to serve a
 // caller origin outside [HostOptions].AllowedOrigins. A server without a
 // token refuses every request unless
 // [ServerOptions].AllowUnauthenticated is set. No error or log message

@@ -164,7 +164,9 @@ func ExampleNewServer() {
 	}
 	host := bridge.NewHost(conn, nil) // bridge:hello, host-made ids, 1 MiB refusal
 	srv := bridge.NewServer(&bridge.ServerOptions{Extension: host, Token: os.Getenv(agentproto.EnvToken)})
-	l, err := bridge.ListenUnix(ctx, "") // 0600 from birth, never replaces a stranger's socket
+	// WEBOPERATOR_AGENT_SOCKET, else the platform's default path: 0600 from
+	// birth, never replaces a stranger's socket.
+	l, err := bridge.ListenUnix(ctx, os.Getenv(agentproto.EnvSocket))
 	if err != nil {
 		log.Fatal(err)
 	}

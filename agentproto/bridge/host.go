@@ -67,6 +67,9 @@ type Host struct {
 
 	online  atomic.Bool
 	publish atomic.Pointer[func(json.RawMessage)]
+	hello   chan struct{} // closed at the extension's first hello
+	gone    chan struct{} // closed when the link has ended
+	endOnce sync.Once
 
 	mu      sync.Mutex
 	pending map[uint64]*Call
@@ -78,7 +81,7 @@ type Host struct {
 // NewHost returns a [Host] for the extension at the other end of conn. Run
 // must be called to serve it.
 func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
-	h := &Host{conn: conn, pending: map[uint64]*Call{}}
+	h := &Host{conn: conn, pending: map[uint64]*Call{}, hello: make(chan struct{}), gone: make(chan struct{})}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -96,6 +99,31 @@ func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 
 // Online reports whether the extension has said hello and the link is up.
 func (h *Host) Online() bool { return h.online.Load() }
+
+// WaitOnline waits until the extension has said hello, so that the host
+// serves calls. It returns nil at once when it is online, an error
+// matching [agentproto.ErrStreamClosed] when the link has ended (before or after a
+// hello: a Host serves one link), or ctx's error when ctx ends first.
+func (h *Host) WaitOnline(ctx context.Context) error {
+	select {
+	case <-h.gone:
+		return fmt.Errorf("%w: the host's link has ended", agentproto.ErrStreamClosed)
+	default:
+	}
+	select {
+	case <-h.hello:
+		select {
+		case <-h.gone:
+			return fmt.Errorf("%w: the host's link has ended", agentproto.ErrStreamClosed)
+		default:
+			return nil
+		}
+	case <-h.gone:
+		return fmt.Errorf("%w: the host's link has ended", agentproto.ErrStreamClosed)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // SetEventHandler sets the function the extension's events go to.
 // NewServer calls it; an event arriving with no handler set is dropped.
@@ -241,6 +269,7 @@ func (h *Host) Run(ctx context.Context) error {
 // end marks the link gone and fails every pending request at once.
 func (h *Host) end() {
 	h.online.Store(false)
+	h.endOnce.Do(func() { close(h.gone) })
 	h.mu.Lock()
 	h.ended = true
 	pending := h.pending
@@ -273,10 +302,10 @@ func (h *Host) readLoop() error {
 			h.log.Warn("bridge: ignoring a malformed frame from the extension", "err", err)
 			continue
 		}
-		switch string(f.Kind) {
-		case agentproto.KindResponse:
+		switch string(f.Kind) { // string(…) of a []byte in a switch does not allocate
+		case string(agentproto.KindResponse):
 			h.deliver(&f, buf)
-		case agentproto.KindEvent:
+		case string(agentproto.KindEvent):
 			if f.Event != nil {
 				if p := h.publish.Load(); p != nil {
 					(*p)(f.Event)
@@ -288,10 +317,11 @@ func (h *Host) readLoop() error {
 			if len(f.Event) <= wire.CopyLimit {
 				buf.Release()
 			}
-		case agentproto.KindHello:
+		case string(agentproto.KindHello):
 			buf.Release()
 			if !h.online.Swap(true) {
 				h.log.Info("bridge: extension online")
+				close(h.hello)
 			}
 		default:
 			buf.Release()

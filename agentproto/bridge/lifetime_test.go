@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
@@ -182,5 +183,53 @@ func TestShutdownRefusesNewRequests(t *testing.T) {
 		assert.NoError(t, <-pending)
 		assert.NoError(t, <-shut)
 		assert.ErrorIs(t, c.Call(t.Context(), agentproto.TypeHealth, nil, nil), agentproto.ErrClosed, "connections closed after the drain")
+	})
+}
+
+func TestHostWaitOnline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hostEnd, browserEnd := nativemsg.Pipe()
+		h := bridge.NewHost(hostEnd, nil)
+		ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{NoHello: true})
+		defer ext.Close()
+		runDone := make(chan error, 1)
+		go func() { runDone <- h.Run(t.Context()) }()
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		err := h.WaitOnline(ctx)
+		cancel()
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "no hello yet")
+
+		waited := make(chan error, 1)
+		go func() { waited <- h.WaitOnline(t.Context()) }()
+		synctest.Wait()
+		select {
+		case err := <-waited:
+			t.Fatalf("WaitOnline returned %v before the hello", err)
+		default:
+		}
+		require.NoError(t, ext.Hello())
+		assert.NoError(t, <-waited)
+		assert.True(t, h.Online())
+		assert.NoError(t, h.WaitOnline(t.Context()), "online: at once")
+
+		require.NoError(t, h.Close())
+		<-runDone
+		assert.ErrorIs(t, h.WaitOnline(t.Context()), agentproto.ErrStreamClosed, "the link has ended")
+	})
+}
+
+func TestHostWaitOnlineEndsWithTheLink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hostEnd, browserEnd := nativemsg.Pipe()
+		h := bridge.NewHost(hostEnd, nil)
+		ext := agentprototest.NewExtension(browserEnd, &agentprototest.Options{NoHello: true})
+		go h.Run(t.Context())
+		waited := make(chan error, 1)
+		go func() { waited <- h.WaitOnline(t.Context()) }()
+		synctest.Wait()
+		ext.Vanish()
+		assert.ErrorIs(t, <-waited, agentproto.ErrStreamClosed, "an extension that never said hello")
+		ext.Close()
 	})
 }

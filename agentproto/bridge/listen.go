@@ -28,7 +28,8 @@ var (
 	ErrSocketInUse = errors.New("bridge: socket path is in use by a live server")
 )
 
-// ListenUnix listens on a Unix socket at path ("" means [agentproto.SocketPath])
+// ListenUnix listens on a Unix socket at path ("" means
+// [agentproto.PlatformSocketPath](); the environment is not read)
 // with the safety rules of this package:
 //
 //   - Only the current user can ever connect: the socket is created in a
@@ -51,14 +52,14 @@ var (
 //
 // On Windows the socket is an AF_UNIX socket (Windows 10 1803 or later)
 // and the default path is per user, under %LOCALAPPDATA% (see
-// SocketPath); its folder is created when missing. Where one of the rules
+// [agentproto.PlatformSocketPath]); its folder is created when missing. Where one of the rules
 // above cannot be enforced, ListenUnix returns an error rather than a
 // weaker listener.
 //
 // The returned listener is a *net.UnixListener's Accept with that Close.
 func ListenUnix(ctx context.Context, path string) (net.Listener, error) {
 	if path == "" {
-		path = agentproto.SocketPath()
+		path = agentproto.PlatformSocketPath()
 	}
 	if path == sockpath.Default() {
 		if err := ensureDefaultDir(path); err != nil {

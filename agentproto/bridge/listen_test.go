@@ -103,6 +103,49 @@ func TestDialChecksServerUser(t *testing.T) {
 	c.Close()
 }
 
+// TestDialReadsNoEnvironment checks that Dial uses only its arguments, and
+// that DialEnv is the explicit way to follow WEBOPERATOR_* variables.
+func TestDialReadsNoEnvironment(t *testing.T) {
+	requireUnixSockets(t)
+	path := filepath.Join(shortTempDir(t), "s.sock")
+	l, err := bridge.ListenUnix(t.Context(), path)
+	require.NoError(t, err)
+	srv := bridge.NewServer(&bridge.ServerOptions{Token: "env-token"})
+	go srv.Serve(l)
+	defer srv.Close()
+	t.Setenv(agentproto.EnvToken, "env-token")
+	t.Setenv(agentproto.EnvSocket, path)
+
+	c, err := agentproto.Dial(t.Context(), path, nil)
+	require.NoError(t, err)
+	_, err = c.Health(t.Context())
+	assert.ErrorIs(t, err, agentproto.ErrUnauthorized, "Dial sends no token it was not given")
+	c.Close()
+
+	env := map[string]string{agentproto.EnvToken: "env-token", agentproto.EnvSocket: path}
+	c, err = agentproto.DialEnv(t.Context(), func(k string) string { return env[k] }, nil)
+	require.NoError(t, err)
+	_, err = c.Health(t.Context())
+	assert.NoError(t, err, "DialEnv follows the variables")
+	c.Close()
+
+	opts := &agentproto.ClientOptions{Token: "other"}
+	c, err = agentproto.DialEnv(t.Context(), func(k string) string { return env[k] }, opts)
+	require.NoError(t, err)
+	_, err = c.Health(t.Context())
+	assert.ErrorIs(t, err, agentproto.ErrUnauthorized, "opts.Token wins over the variable")
+	assert.Equal(t, "other", opts.Token, "opts is not modified")
+	c.Close()
+
+	cfg, err := agentproto.ConfigFromEnv(nil)
+	require.NoError(t, err)
+	c, err = agentproto.Dial(t.Context(), cfg.SocketPath, cfg.ClientOptions())
+	require.NoError(t, err)
+	_, err = c.Health(t.Context())
+	assert.NoError(t, err, "Config.ClientOptions carries the token")
+	c.Close()
+}
+
 // removeTree removes dir file by file: os.RemoveAll on Windows deletes with
 // POSIX semantics, which Wine 8 refuses.
 func removeTree(dir string) {

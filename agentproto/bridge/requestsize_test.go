@@ -58,7 +58,7 @@ func TestOversizedRequestErrorReachesTheClient(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	payload := bigPayload(4_300_000)
-	err = c.Call(t.Context(), agentproto.TypeType, payload, nil)
+	err = c.Call(t.Context(), agentproto.TypeText, payload, nil)
 	var re *agentproto.RemoteError
 	require.ErrorAs(t, err, &re, "got %v", err)
 	size := len(`{"id":"1","type":"browser.type","payload":`) + len(payload) + len(`}`)
@@ -75,7 +75,7 @@ func TestClientRefusesOversizedRequestBeforeWriting(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	payload := bigPayload(4_300_000)
-	err = c.Call(t.Context(), agentproto.TypeType, payload, nil)
+	err = c.Call(t.Context(), agentproto.TypeText, payload, nil)
 	var se *agentproto.RequestSizeError
 	require.ErrorAs(t, err, &se)
 	size := len(`{"id":"1","type":"browser.type","payload":`) + len(payload) + len(`}`)

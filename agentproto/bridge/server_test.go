@@ -256,7 +256,7 @@ func TestEmptyResponseIsNullResult(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	task, err := c.GetTask(t.Context(), "nope")
-	require.NoError(t, err)
+	assert.ErrorIs(t, err, agentproto.ErrNoTask, "a nil error means a usable task")
 	assert.Nil(t, task)
 }
 
@@ -386,7 +386,7 @@ func TestEventsGoToEveryClient(t *testing.T) {
 	for _, s := range subs {
 		select {
 		case e := <-s.Events():
-			assert.Equal(t, "task:step", e.Kind)
+			assert.Equal(t, agentproto.EventTaskStep, e.Kind)
 			assert.Equal(t, string(event), string(e.Raw), "unknown fields survive")
 			v, err := e.Decode()
 			require.NoError(t, err)
@@ -451,13 +451,13 @@ func TestRequestTooLargeForChrome(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	big := map[string]string{"text": strings.Repeat("x", nativemsg.DefaultWriteLimit)}
-	err = c.Call(t.Context(), agentproto.TypeType, big, nil)
+	err = c.Call(t.Context(), agentproto.TypeText, big, nil)
 	assert.ErrorIs(t, err, agentproto.ErrRequestTooLarge)
 	assert.ErrorContains(t, err, "Request too large for the extension link")
 	assert.Zero(t, b.Extension.Received(), "nothing reached the extension")
 	// The link and the connection stay up.
 	var res json.RawMessage
-	require.NoError(t, c.Call(t.Context(), agentproto.TypeType, map[string]string{"text": "small"}, &res))
+	require.NoError(t, c.Call(t.Context(), agentproto.TypeText, map[string]string{"text": "small"}, &res))
 	assert.JSONEq(t, `{"text":"small"}`, string(res))
 }
 

@@ -24,12 +24,18 @@
 // # Limits
 //
 // POST bodies: [DefaultMaxBodySize] (1 MiB, Chrome's limit on what reaches
-// the extension). An event stream holds [DefaultStreamBuffer] events for a
+// the extension; beyond, 413). An event stream holds [DefaultStreamBuffer]
+// (256) events of its task for a
 // slow reader, and its bytes count against the bridge server's
 // MaxQueuedBytes and MaxTotalQueuedBytes as a socket client's do; it sends
 // a heartbeat every [DefaultHeartbeat]. [NewServer] closes keep-alive
 // connections idle for [DefaultIdleTimeout], reads headers (at most
-// [DefaultMaxHeaderBytes]) within [DefaultReadHeaderTimeout], gives each
+// [DefaultMaxHeaderBytes], 64 KiB; beyond, 431) within
+// [DefaultReadHeaderTimeout] (10 s) and a request body within that timeout
+// again (lifted once the body is read, so waits and event streams are not
+// cut), answers a refused request (no token, a foreign Host or Origin) and
+// /health without reading the body they announce and closes the
+// connection, gives each
 // write [DefaultWriteTimeout] to make progress, and keeps at most
 // [DefaultMaxUnauthConns] connections that are not serving an
 // authenticated request, in any state. Tool calls run with the limits of

@@ -255,7 +255,7 @@ func (h *httpAPI) methodNotAllowed(w http.ResponseWriter, r *http.Request, path,
 }
 
 var browserPosts = map[string]string{
-	"navigate": agentproto.TypeNavigate, "click": agentproto.TypeClick, "type": agentproto.TypeType,
+	"navigate": agentproto.TypeNavigate, "click": agentproto.TypeClick, "type": agentproto.TypeText,
 	"press": agentproto.TypePress, "scroll": agentproto.TypeScroll, "extract": agentproto.TypeExtract,
 }
 
@@ -650,7 +650,7 @@ func (h *httpAPI) callTool(w http.ResponseWriter, r *http.Request, body []byte) 
 				return errors.New("timeoutMs must be a number")
 			}
 			if ms > 0 {
-				timeout = wire.ClampMillis(ms, tools.MaxGoalTimeout)
+				timeout = wire.ClampMillis(ms, tools.DefaultMaxGoalTimeout)
 			}
 		}
 		return nil

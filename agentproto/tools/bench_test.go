@@ -27,7 +27,7 @@ func BenchmarkCallTool(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var res json.RawMessage
-			if err := c.Call(ctx, agentproto.TypeType, payload, &res); err != nil {
+			if err := c.Call(ctx, agentproto.TypeText, payload, &res); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -43,7 +43,7 @@ func BenchmarkCallTool(b *testing.B) {
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(ctx, tools.DefaultTimeout)
 			var res json.RawMessage
-			if err := c.Call(ctx, agentproto.TypeType, payload, &res); err != nil {
+			if err := c.Call(ctx, agentproto.TypeText, payload, &res); err != nil {
 				b.Fatal(err)
 			}
 			cancel()

@@ -13,7 +13,7 @@
 //
 // # Quick start
 //
-//	c, err := agentproto.Dial(ctx, "", nil)
+//	c, err := agentproto.DialEnv(ctx, os.Getenv, nil) // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
 //	if err != nil { ... }
 //	for _, t := range tools.List() { ... } // t.Name, t.Description, t.InputSchema
 //	res, err := tools.Call(ctx, c, name, args, nil)
@@ -23,21 +23,22 @@
 //
 // # Limits
 //
-// Arguments: at most [MaxArgumentsSize] (1 MiB) of strict JSON (no
+// Arguments: at most 1 MiB (Chrome's limit) of strict JSON (no
 // duplicate or case-variant keys), checked against the tool's schema
 // before anything is sent. Each command is bounded by ctx, or when ctx has
 // no deadline by [DefaultTimeout] (30 s; [DefaultNavigateTimeout], 60 s,
 // for browser_navigate); weboperator_execute_goal waits its timeoutMs
-// ([DefaultGoalTimeout], at most [MaxGoalTimeout]), and a cancelled one
-// stops its task within [StopTaskTimeout]. A result's [Result].Text (JSON as
+// ([DefaultGoalTimeout], 120 s), at most [CallOptions].MaxGoalTimeout
+// ([DefaultMaxGoalTimeout], 1 h), and a cancelled one stops its task
+// within 5 s. A result's [Result].Text (JSON as
 // JavaScript's JSON.stringify writes it) is indented only 64 levels deep
 // (deeper containers are written compactly) and stops at 16 MiB with a
 // line saying how many of the result's bytes were left out: a deeply
 // nested result costs the size of its text, never the square of its
 // depth; reordering objects as JavaScript orders their members copies at
 // most four times the result's size (beyond that, the result's own order
-// is kept). [Result].Structured carries results at most
-// [MaxStructuredDepth] levels deep. Every limit is checked before
+// is kept). [Result].Structured carries results at most 990 levels deep
+// (the go-sdk refuses messages nested 1,000 deep). Every limit is checked before
 // allocating.
 //
 // # Concurrency

@@ -75,7 +75,7 @@ func FuzzCallToolArguments(f *testing.F) {
 			}
 			if ms, ok := obj["timeoutMs"]; ok && tool.Name == "weboperator_execute_goal" {
 				var n int64
-				if json.Unmarshal(ms, &n) != nil || n < 1 || n > tools.MaxGoalTimeout.Milliseconds() {
+				if json.Unmarshal(ms, &n) != nil || n < 1 || n > tools.DefaultMaxGoalTimeout.Milliseconds() {
 					t.Fatalf("%s %q: sent timeoutMs %s", tool.Name, args, ms)
 				}
 			}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // This file reproduces what the reference MCP server (JavaScript) does to

@@ -88,9 +88,10 @@ const (
 	// DefaultGoalTimeout is how long weboperator_execute_goal lets a task
 	// run when timeoutMs is missing or not positive.
 	DefaultGoalTimeout = 120 * time.Second
-	// MaxGoalTimeout caps weboperator_execute_goal's timeoutMs (the
-	// reference has no cap).
-	MaxGoalTimeout = time.Hour
+	// DefaultMaxGoalTimeout caps weboperator_execute_goal's timeoutMs
+	// unless [CallOptions].MaxGoalTimeout says otherwise (the reference
+	// has no cap).
+	DefaultMaxGoalTimeout = time.Hour
 	// DefaultTimeout bounds each command a tool sends when ctx has no
 	// deadline (the reference's 30 s; browser_navigate gets
 	// [DefaultNavigateTimeout]).
@@ -98,13 +99,14 @@ const (
 	// DefaultNavigateTimeout bounds browser_navigate when ctx has no
 	// deadline (the reference's 60 s).
 	DefaultNavigateTimeout = 60 * time.Second
-	// MaxArgumentsSize is the largest arguments document [Call]
+	// maxArgumentsSize is the largest arguments document [Call]
 	// accepts, in bytes: Chrome's 1 MiB limit on what reaches the
-	// extension.
-	MaxArgumentsSize = 1 << 20
-	// StopTaskTimeout bounds the tasks.stop that weboperator_execute_goal
-	// sends when its call is cancelled after the task started.
-	StopTaskTimeout = 5 * time.Second
+	// extension (a fact of the link, not a tuning knob).
+	maxArgumentsSize = 1 << 20
+	// stopTaskTimeout bounds the best-effort tasks.stop that
+	// weboperator_execute_goal sends when its call is cancelled after the
+	// task started.
+	stopTaskTimeout = 5 * time.Second
 	// goalWaitMargin is how much longer than the task's own wait the
 	// tasks.wait command may take (the reference's MCP layer adds 10 s).
 	goalWaitMargin = 10 * time.Second
@@ -324,6 +326,9 @@ type CallOptions struct {
 	// once per step the task finished, when c also carries the
 	// extension's events ([agentproto.EventCaller]).
 	Progress func(Progress)
+	// MaxGoalTimeout caps weboperator_execute_goal's timeoutMs (a model
+	// may ask for any). Zero means [DefaultMaxGoalTimeout].
+	MaxGoalTimeout time.Duration
 }
 
 // Progress is one progress report of a long tool.
@@ -411,7 +416,7 @@ type GoalSummary struct {
 // means {}) through c, as the reference's tool layer does.
 //
 // args are checked before anything is sent: strict JSON (no duplicate or
-// case-variant keys), at most [MaxArgumentsSize] bytes, valid against
+// case-variant keys), at most 1 MiB, valid against
 // the tool's schema; a failure is a *[ArgumentsError]. An unknown name
 // is an error matching [ErrUnknown]. Errors from the bridge or the
 // extension are returned as they are (*[agentproto.RemoteError], errors matching
@@ -435,8 +440,12 @@ func Call(ctx context.Context, c agentproto.Caller, name string, args json.RawMe
 		return nil, err
 	}
 	var progress func(Progress)
+	maxGoal := DefaultMaxGoalTimeout
 	if opts != nil {
 		progress = opts.Progress
+		if opts.MaxGoalTimeout > 0 {
+			maxGoal = opts.MaxGoalTimeout
+		}
 	}
 	typ, payload := "", map[string]json.RawMessage{}
 	switch name {
@@ -451,7 +460,7 @@ func Call(ctx context.Context, c agentproto.Caller, name string, args json.RawMe
 		typ = agentproto.TypeClick
 		copyArgs(payload, a, "index", "selector")
 	case BrowserType:
-		typ = agentproto.TypeType
+		typ = agentproto.TypeText
 		copyArgs(payload, a, "index", "selector", "text", "clear")
 	case BrowserPress:
 		typ = agentproto.TypePress
@@ -474,7 +483,7 @@ func Call(ctx context.Context, c agentproto.Caller, name string, args json.RawMe
 			payload["type"] = t
 		}
 	case ExecuteGoal:
-		return executeGoal(ctx, c, a, progress)
+		return executeGoal(ctx, c, a, maxGoal, progress)
 	}
 	timeout := DefaultTimeout
 	if typ == agentproto.TypeNavigate {
@@ -532,8 +541,8 @@ func (t *compiledTool) validate(args json.RawMessage) (map[string]json.RawMessag
 	bad := func(path, msg string) error {
 		return &ArgumentsError{Tool: t.Name, Path: path, Message: msg}
 	}
-	if len(args) > MaxArgumentsSize {
-		return nil, bad("", "arguments exceed "+strconv.Itoa(MaxArgumentsSize)+" bytes")
+	if len(args) > maxArgumentsSize {
+		return nil, bad("", "arguments exceed "+strconv.Itoa(maxArgumentsSize)+" bytes")
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = wire.EmptyObject
@@ -612,16 +621,16 @@ func newToolResult(name string, a map[string]json.RawMessage, res json.RawMessag
 	return &Result{Result: res, Text: commandText(name, a, res), Structured: wrapResult(res)}
 }
 
-// MaxStructuredDepth is the deepest result [Result.Structured]
+// maxStructuredDepth is the deepest result [Result.Structured]
 // carries: the go-sdk (as encoding/json) refuses JSON-RPC messages nested
 // deeper than 1,000 levels, and the message holds the result 4 levels down.
 // A deeper result is {"result": null, "omitted": "…"}; Text has it.
-const MaxStructuredDepth = 990
+const maxStructuredDepth = 990
 
 // wrapResult is {"result": res}.
 func wrapResult(res json.RawMessage) json.RawMessage {
-	if jsonDepth(res) > MaxStructuredDepth {
-		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(MaxStructuredDepth) + ` levels: the text has it"}`)
+	if jsonDepth(res) > maxStructuredDepth {
+		return json.RawMessage(`{"result":null,"omitted":"the result nests deeper than ` + strconv.Itoa(maxStructuredDepth) + ` levels: the text has it"}`)
 	}
 	return append(append([]byte(`{"result":`), bytes.TrimSpace(res)...), '}')
 }
@@ -709,13 +718,13 @@ func resultImage(res json.RawMessage) *Image {
 // executeGoal runs weboperator_execute_goal: tasks.start, tasks.wait, and
 // the reference's summary of the task. A call cancelled once the task
 // started stops it (tasks.stop).
-func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.RawMessage, progress func(Progress)) (*Result, error) {
+func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.RawMessage, maxWait time.Duration, progress func(Progress)) (*Result, error) {
 	if progress == nil {
 		progress = func(Progress) {}
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
-		wait = clampMillis(n, MaxGoalTimeout)
+		wait = clampMillis(n, maxWait)
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
@@ -770,9 +779,9 @@ func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.Raw
 }
 
 // stopTask sends tasks.stop for the task id of a call whose ctx ended,
-// within [StopTaskTimeout]; its outcome changes nothing for the caller.
+// within stopTaskTimeout; its outcome changes nothing for the caller.
 func stopTask(ctx context.Context, c agentproto.Caller, id jsValue) {
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StopTaskTimeout)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTaskTimeout)
 	defer cancel()
 	var res json.RawMessage
 	_ = c.Call(stopCtx, agentproto.TypeTasksStop, orderedObject(map[string]json.RawMessage{"id": json.RawMessage(id)}), &res)

@@ -235,7 +235,7 @@ func TestExtensionCallerLeavesEventsToTheServer(t *testing.T) {
 	require.NoError(t, b.Extension.Emit(json.RawMessage(`{"kind":"task:update","task":{"id":"t1"}}`)))
 	select {
 	case e := <-sub.Events():
-		assert.Equal(t, "task:update", e.Kind)
+		assert.Equal(t, agentproto.EventTaskUpdate, e.Kind)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server's clients lost the extension's events")
 	}
@@ -331,6 +331,15 @@ func TestCallToolExecuteGoalSummary(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, want, string(requests()[0].Payload), args)
 		}
+	})
+	t.Run("the cap is an option", func(t *testing.T) {
+		b, requests := recordingBridge(t, func(*agentprototest.Request) (any, error) {
+			return json.RawMessage(`{"queued":true}`), nil
+		})
+		opts := &tools.CallOptions{MaxGoalTimeout: 3 * time.Hour}
+		_, err := tools.Call(t.Context(), bridge.ExtensionCaller(b.Host), "weboperator_execute_goal", json.RawMessage(`{"goal":"g","timeoutMs":1e300}`), opts)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"goal":"g","timeoutMs":10800000}`, string(requests()[0].Payload))
 	})
 	t.Run("a failed start is the error", func(t *testing.T) {
 		b, _ := recordingBridge(t, func(*agentprototest.Request) (any, error) { return nil, errorString("No LLM configured") })

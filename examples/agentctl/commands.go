@@ -89,22 +89,22 @@ var commands = []command{
 		amount := fs.Int("amount", 0, "pixels to scroll (default: most of the viewport)")
 		ref := fs.String("ref", "", "the element to scroll to (to_ref)")
 		return func(args []string) (*invocation, error) {
-			directions := []string{agentproto.ScrollUp, agentproto.ScrollDown, agentproto.ScrollTop, agentproto.ScrollBottom, agentproto.ScrollToRef}
-			if len(args) != 1 || !slices.Contains(directions, args[0]) {
-				return nil, errors.New("want one direction: " + strings.Join(directions, ", "))
+			directions := []agentproto.ScrollDirection{agentproto.ScrollUp, agentproto.ScrollDown, agentproto.ScrollTop, agentproto.ScrollBottom, agentproto.ScrollToRef}
+			if len(args) != 1 || !slices.Contains(directions, agentproto.ScrollDirection(args[0])) {
+				return nil, errors.New("want one direction: up, down, top, bottom, to_ref")
 			}
 			if *amount < 0 {
 				return nil, errors.New("-amount must not be negative")
 			}
 			return call(func(ctx context.Context, c *agentproto.Client) (any, error) {
-				return c.Scroll(ctx, agentproto.ScrollParams{Direction: args[0], AmountPx: *amount, Ref: *ref, TabID: g.tab})
+				return c.Scroll(ctx, agentproto.ScrollParams{Direction: agentproto.ScrollDirection(args[0]), AmountPx: *amount, Ref: *ref, TabID: g.tab})
 			}), nil
 		}
 	}},
 	{name: "extract", usage: "extract [REFS|visible|all]", define: noFlags(-1, func(args []string, g *globalFlags) func(context.Context, *agentproto.Client) (any, error) {
 		refs := agentproto.ExtractVisible
 		if len(args) == 1 {
-			refs = args[0]
+			refs = agentproto.ExtractTarget(args[0]) // visible, all, or refs
 		}
 		return func(ctx context.Context, c *agentproto.Client) (any, error) {
 			return c.Extract(ctx, agentproto.ExtractParams{Refs: refs, TabID: g.tab})
@@ -208,7 +208,7 @@ var commands = []command{
 				return text(res.Text + "\n"), nil
 			})
 			if args[0] == tools.ExecuteGoal {
-				inv.timeout = tools.MaxGoalTimeout + time.Minute // the tool bounds itself
+				inv.timeout = tools.DefaultMaxGoalTimeout + time.Minute // the tool bounds itself
 			}
 			return inv, nil
 		}

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // Exit codes.
@@ -68,7 +68,7 @@ type globalFlags struct {
 }
 
 func (g *globalFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.socket, "socket", g.socket, "the agent socket (default $"+agentproto.EnvSocket+" or "+agentproto.DefaultSocketPath+")")
+	fs.StringVar(&g.socket, "socket", g.socket, "the agent socket (default $"+agentproto.EnvSocket+" or "+agentproto.PlatformSocketPath()+")")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "how long to wait for an answer (default 65s, or the request's timeoutMs plus 5s)")
 	fs.IntVar(&g.tab, "tab", g.tab, "the tab to act on (default: the active tab)")
 	fs.BoolVar(&g.skipPeerCheck, "insecure-skip-peer-check", g.skipPeerCheck, "connect (and send the token) even to a bridge run by another user")
@@ -125,12 +125,14 @@ func run(ctx context.Context, args []string, e env) int {
 		job = func(ctx context.Context, c *agentproto.Client) int { return inv.run(ctx, c, e, g) }
 	}
 
+	// agentproto.Dial reads no environment: the reference client's
+	// variables are read here, explicitly.
 	socket := g.socket
 	if socket == "" {
-		socket = agentproto.DefaultSocketPath
-		if p := e.Getenv(agentproto.EnvSocket); p != "" {
-			socket = p
-		}
+		socket = e.Getenv(agentproto.EnvSocket)
+	}
+	if socket == "" {
+		socket = agentproto.PlatformSocketPath()
 	}
 	c, err := e.Dial(ctx, socket, &agentproto.ClientOptions{
 		Token:                 e.Getenv(agentproto.EnvToken),

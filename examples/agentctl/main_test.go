@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func recordingBridge(t *testing.T) (*agentprototest.Bridge, func() []recorded) {
 			case agentproto.TypeNavigate:
 				return json.RawMessage(`{"ok":true,"tabId":1,"url":"https://example.com/"}`), nil
 			case agentproto.TypeSnapshot:
-				return json.RawMessage(`{"kind":"snapshot","snapshot":{"url":"u","title":"t","nodes":[]}}`), nil
+				return json.RawMessage(`{"kind":"snapshot","snapshot":{"url":"u","title":"t","viewport":{"w":1,"h":1,"scrollX":0,"scrollY":0},"nodes":[],"domHash":"h","takenAt":1}}`), nil
 			case agentproto.TypeScreenshot:
 				return map[string]string{"kind": "screenshot", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}, nil
 			case agentproto.TypeTasksList:
@@ -312,5 +313,35 @@ func TestTasksWithAnyExtracted(t *testing.T) {
 			assert.JSONEq(t, extracted, string(got.Steps[0].Result.Extracted), "%s %q", name, args)
 		}
 		b.Close()
+	}
+}
+
+// TestEnvironment checks that agentctl follows the reference client's
+// variables (agentproto.Dial reads none itself), and that --socket wins.
+func TestEnvironment(t *testing.T) {
+	vars := map[string]string{agentproto.EnvSocket: "/env/agent.sock", agentproto.EnvToken: "env-token"}
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		getenv   func(string) string
+		wantPath string
+		wantTok  string
+	}{
+		{"variables", []string{"health"}, func(k string) string { return vars[k] }, "/env/agent.sock", "env-token"},
+		{"flag wins", []string{"--socket", "/flag.sock", "health"}, func(k string) string { return vars[k] }, "/flag.sock", "env-token"},
+		{"none", []string{"health"}, func(string) string { return "" }, agentproto.PlatformSocketPath(), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr syncbuf.Buffer
+			var gotPath, gotTok string
+			e := env{Getenv: tt.getenv, Stdout: &stdout, Stderr: &stderr,
+				Dial: func(ctx context.Context, path string, opts *agentproto.ClientOptions) (*agentproto.Client, error) {
+					gotPath, gotTok = path, opts.Token
+					return nil, errors.New("no bridge here")
+				}}
+			assert.Equal(t, exitError, run(t.Context(), tt.args, e))
+			assert.Equal(t, tt.wantPath, gotPath)
+			assert.Equal(t, tt.wantTok, gotTok)
+		})
 	}
 }

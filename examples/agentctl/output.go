@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // defaultTimeout bounds a command when -timeout is not given: the

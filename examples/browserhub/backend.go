@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"sync"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // panelReply is the turn browserhub answers every panel message with, so
@@ -17,8 +18,9 @@ const panelReply = "browserhub is an example program of the agentbridge SDK: it 
 	"but runs no agent. Drive the browser from its terminal (type help there)."
 
 // backend answers the panel from the folder. The hub (extbridge.Backend)
-// calls its methods from the connection's read loop; the reply turns run
-// in goroutines of their own, which stop waits for.
+// calls its methods from the connection's read loop; it never holds the
+// hub: each panel message comes with the extbridge.Reply its reply turn
+// runs on, in a goroutine the hub owns and Shutdown waits for.
 type backend struct {
 	extbridge.BaseBackend
 	store *Store
@@ -27,57 +29,31 @@ type backend struct {
 
 	project string // the project dir (--dir, absolute) protocol-2 frames must name
 
-	mu      sync.Mutex
-	active  string
-	mode    extbridge.Mode
-	hub     *extbridge.Hub
-	ctx     context.Context // the reply turns' context
-	stopped bool
-	replies sync.WaitGroup
-}
-
-// start gives the backend the hub its reply turns run on.
-func (b *backend) start(ctx context.Context, hub *extbridge.Hub) {
-	b.mu.Lock()
-	b.ctx, b.hub = ctx, hub
-	b.mu.Unlock()
-}
-
-// stop refuses new reply turns and waits for those running. It is
-// idempotent.
-func (b *backend) stop() {
-	b.mu.Lock()
-	b.stopped = true
-	b.mu.Unlock()
-	b.replies.Wait()
+	mu     sync.Mutex
+	active string
+	mode   extbridge.Mode
 }
 
 // reply answers a panel message in conversation conv, as one turn
 // (RUN_STARTED … RUN_FINISHED): the user's own message echoed (newer
 // panels show it only then), then panelReply, which is stored.
-func (b *backend) reply(conv, userText string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.stopped || b.hub == nil {
-		return
+func (b *backend) reply(r *extbridge.Reply, conv, userText string) error {
+	// Stored first, so that it precedes whatever follows the turn.
+	if err := b.store.Append(conv, Message{Role: "assistant", Content: panelReply}); err != nil {
+		return err
 	}
-	hub, ctx := b.hub, b.ctx
-	b.replies.Go(func() {
-		// Stored first, so that it precedes whatever follows the turn.
-		err := b.store.Append(conv, Message{Role: "assistant", Content: panelReply})
-		if err == nil {
-			err = hub.RunTurn(ctx, conv, NewID(), func(ctx context.Context, t *extbridge.Turn) error {
-				if userText != "" {
-					if err := hub.Say(ctx, NewID(), "user", userText); err != nil {
-						return err
-					}
-				}
-				return t.Say(ctx, NewID(), panelReply)
-			})
+	return r.StartTurn(conv, NewID(), func(ctx context.Context, t *extbridge.Turn) error {
+		var err error
+		if userText != "" {
+			err = t.Echo(ctx, NewID(), userText)
 		}
-		if err != nil {
+		if err == nil {
+			err = t.Say(ctx, NewID(), panelReply)
+		}
+		if err != nil && !errors.Is(err, extbridge.ErrClosed) {
 			b.out.printf("panel reply: %s", safeprint.Line(err.Error()))
 		}
+		return err
 	})
 }
 
@@ -109,7 +85,7 @@ func (b *backend) ListConversations(ctx context.Context) ([]extbridge.Conversati
 	return b.store.List()
 }
 
-func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge.Snapshot, error) {
+func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge.ConversationSnapshot, error) {
 	if !b.inProject(ctx) {
 		return nil, extbridge.ErrUnknownConversation
 	}
@@ -120,20 +96,20 @@ func (b *backend) ResumeConversation(ctx context.Context, id string) (*extbridge
 	b.mu.Lock()
 	b.active = id
 	b.mu.Unlock()
-	return &extbridge.Snapshot{ConversationID: id, Messages: c.Messages}, nil
+	return &extbridge.ConversationSnapshot{ConversationID: id, Messages: c.Messages}, nil
 }
 
 // NewSession is called for the panel's new_session and for its "New chat"
 // button (the user_message "/clear", which the hub turns into NewSession).
-func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.Snapshot, error) {
+func (b *backend) NewSession(context.Context, extbridge.SessionOptions) (*extbridge.ConversationSnapshot, error) {
 	b.mu.Lock()
 	b.active = NewID() // stored with its first message
 	b.mu.Unlock()
 	b.out.print("panel: new chat")
-	return &extbridge.Snapshot{}, nil
+	return &extbridge.ConversationSnapshot{}, nil
 }
 
-func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
+func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage, r *extbridge.Reply) error {
 	if m.Content != "" {
 		if _, err := b.hist.Add(m.Content); err != nil {
 			return err
@@ -149,13 +125,12 @@ func (b *backend) UserMessage(_ context.Context, m extbridge.UserMessage) error 
 	if err := b.store.Append(conv, Message{Role: "user", Content: m.Content, Attachments: m.Attachments}); err != nil {
 		return err
 	}
-	defer b.reply(conv, m.Content)
 	if n := max(len(m.Attachments), len(m.Images)); n > 0 {
 		b.out.printf("panel: %s [%d attachment(s)]", safeprint.Line(m.Content), n)
 	} else {
 		b.out.printf("panel: %s", safeprint.Line(m.Content))
 	}
-	return nil
+	return b.reply(r, conv, m.Content)
 }
 
 func (b *backend) ListHistory(ctx context.Context) ([]string, error) {
@@ -178,7 +153,7 @@ func (b *backend) toolNeedsApproval(_ context.Context, req *extbridge.ToolReques
 // echoToolName is browserhub's one tool: tool_args {"text":T} → output T.
 const echoToolName = "Echo"
 
-func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 	if req.ToolName != echoToolName {
 		return nil, extbridge.ErrUnknownTool
 	}
@@ -186,9 +161,9 @@ func echoTool(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolR
 		Text *string `json:"text"`
 	}
 	if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil || args.Text == nil {
-		return &extbridge.ToolResult{Error: `Echo needs tool_args {"text": "…"}`}, nil
+		return &extbridge.ToolResponse{Error: `Echo needs tool_args {"text": "…"}`}, nil
 	}
-	return &extbridge.ToolResult{Success: true, Output: *args.Text}, nil
+	return &extbridge.ToolResponse{Success: true, Output: *args.Text}, nil
 }
 
 func (b *backend) Mode(context.Context) (extbridge.Mode, error) {

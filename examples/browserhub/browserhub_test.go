@@ -61,7 +61,7 @@ func start(t *testing.T) *harness {
 	require.NoError(t, err)
 	r, w := io.Pipe()
 	h := &harness{t: t, in: w, out: &lineSink{lines: make(chan string, 1000)}, dir: t.TempDir(),
-		url: "ws://" + l.Addr().String() + "/ws", token: "test-token", done: make(chan error, 1)}
+		url: "ws://" + l.Addr().String() + "/ws", token: testToken, done: make(chan error, 1)}
 	go func() {
 		h.done <- Run(context.Background(), Config{Listener: l, Token: h.token, Dir: h.dir, In: r, Out: h.out})
 	}()
@@ -275,23 +275,23 @@ func TestPanelConversationsAndHistory(t *testing.T) {
 	assert.Equal(t, []string{"find me socks"}, hist.Entries())
 }
 
+// testToken is a token NewHub accepts (at least 16 bytes).
+const testToken = "browserhub-test-token"
+
 func TestResolveToken(t *testing.T) {
-	tok, gen, err := ResolveToken("flag", "env")
-	require.NoError(t, err)
+	tok, gen := ResolveToken("flag", "env")
 	assert.Equal(t, "flag", tok)
 	assert.False(t, gen)
-	tok, gen, err = ResolveToken("", "env")
-	require.NoError(t, err)
+	tok, gen = ResolveToken("", "env")
 	assert.Equal(t, "env", tok)
 	assert.False(t, gen)
-	tok, gen, err = ResolveToken("", "")
-	require.NoError(t, err)
+	tok, gen = ResolveToken("", "")
 	assert.True(t, gen)
 	assert.Len(t, tok, 32)
 }
 
 func TestRunNeedsDirAndToken(t *testing.T) {
-	assert.Error(t, Run(context.Background(), Config{Token: "t"}))
+	assert.Error(t, Run(context.Background(), Config{Token: testToken}))
 	assert.Error(t, Run(context.Background(), Config{Dir: t.TempDir(), Addr: "127.0.0.1:0"}))
 }
 
@@ -304,7 +304,7 @@ func TestRunCancelledLeavesNoReader(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	out := &lineSink{lines: make(chan string, 100)}
-	go func() { done <- Run(ctx, Config{Listener: l, Token: "t", Dir: t.TempDir(), In: r, Out: out}) }()
+	go func() { done <- Run(ctx, Config{Listener: l, Token: testToken, Dir: t.TempDir(), In: r, Out: out}) }()
 	assert.Contains(t, <-out.lines, "listening on")
 	cancel()
 	require.NoError(t, <-done)
@@ -356,7 +356,7 @@ func TestStdinEOFWithApprovalPending(t *testing.T) {
 	out := &lineSink{lines: make(chan string, 100)}
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), Config{Listener: l, Token: "t", Dir: t.TempDir(), In: r, Out: out})
+		done <- Run(context.Background(), Config{Listener: l, Token: testToken, Dir: t.TempDir(), In: r, Out: out})
 	}()
 	assert.Contains(t, <-out.lines, "listening on")
 	_, err = io.WriteString(w, `approve? Bash {"command":"ls"}`+"\n")
@@ -380,7 +380,7 @@ func TestApprovalTimeout(t *testing.T) {
 		out := &lineSink{lines: make(chan string, 100)}
 		done := make(chan error, 1)
 		go func() {
-			done <- Run(context.Background(), Config{Listener: ln, Token: "t", Dir: t.TempDir(), In: r, Out: out, ApprovalTimeout: time.Minute})
+			done <- Run(context.Background(), Config{Listener: ln, Token: testToken, Dir: t.TempDir(), In: r, Out: out, ApprovalTimeout: time.Minute})
 		}()
 		assert.Contains(t, <-out.lines, "listening on")
 		_, err := io.WriteString(w, `approve? Bash {}`+"\n")
@@ -467,7 +467,7 @@ func TestProtocol2Panel(t *testing.T) {
 	// The panel's tool request reaches Echo after the panel's approval.
 	res, err := ext.CallTool(ctx, "Echo", `{"text":"hi"}`)
 	require.NoError(t, err)
-	assert.Equal(t, &extbridgetest.ToolResult{Type: "tool_result", ID: res.ID, Success: true, Output: "hi"}, res)
+	assert.Equal(t, &extbridgetest.ToolResultFrame{Type: "tool_result", ID: res.ID, Success: true, Output: "hi"}, res)
 	assert.False(t, (<-approvals).Interrupt)
 	assert.True(t, strings.HasPrefix(h.line(), "panel: tool request Echo"))
 	res, err = ext.CallTool(ctx, "Nope", `{}`)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // DefaultApprovalTimeout bounds the wait for an answer to "approve?".
@@ -31,15 +31,14 @@ const TokenEnv = "BROWSERHUB_TOKEN"
 // ResolveToken picks the token: the flag, else the environment, else a new
 // one (generated is then true, and the caller should print it so that the
 // user can copy it into the extension's options).
-func ResolveToken(flagValue, envValue string) (token string, generated bool, err error) {
+func ResolveToken(flagValue, envValue string) (token string, generated bool) {
 	if flagValue != "" {
-		return flagValue, false, nil
+		return flagValue, false
 	}
 	if envValue != "" {
-		return envValue, false, nil
+		return envValue, false
 	}
-	token, err = extbridge.NewToken()
-	return token, err == nil, err
+	return extbridge.NewToken(), true
 }
 
 // Config configures Run.
@@ -85,10 +84,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
+	// The backend is complete before the hub: it replies to the panel
+	// through the Reply each message brings.
 	be := &backend{store: store, hist: hist, out: out, mode: extbridge.ModeStandard, project: project}
-	defer be.stop() // the panel's reply turns
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        cfg.Token,
+	hub, err := extbridge.NewHub(cfg.Token, &extbridge.HubOptions{
 		Addr:         cfg.Addr,
 		ArtifactsDir: filepath.Join(cfg.Dir, "artifacts"),
 		Backend:      be,
@@ -105,7 +104,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("browserhub: %w", err)
 	}
-	be.start(ctx, hub)
 	l := cfg.Listener
 	if l == nil {
 		// Listen first: a busy port is an error here, not a hub that
@@ -146,7 +144,7 @@ loop:
 		}
 	}
 	wg.Wait()
-	be.stop()
+	// Shutdown also waits for the panel's reply turns.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := hub.Shutdown(sctx); err != nil {

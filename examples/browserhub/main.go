@@ -44,11 +44,7 @@ func main() {
 	verbose := flag.Bool("v", false, "log hub diagnostics to stderr")
 	flag.Parse()
 
-	tok, generated, err := ResolveToken(*token, os.Getenv(TokenEnv))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "browserhub:", err)
-		os.Exit(1)
-	}
+	tok, generated := ResolveToken(*token, os.Getenv(TokenEnv))
 	if generated {
 		fmt.Println("token:", tok)
 	}
@@ -58,7 +54,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = Run(ctx, Config{
+	err := Run(ctx, Config{
 		Addr: *addr, Token: tok, Dir: *dir, In: os.Stdin, Out: os.Stdout, Logger: logger,
 		ApprovalTimeout: *approvalTimeout,
 	})

@@ -64,11 +64,8 @@ func launchStep(ctx context.Context, r *runner) (string, error) {
 	}
 	r.atEnd(func() { _ = browsertest.RemoveBuilds() })
 
-	hubToken, err := extbridge.NewToken()
-	if err != nil {
-		return "", err
-	}
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: hubToken})
+	hubToken := extbridge.NewToken()
+	hub, err := extbridge.NewHub(hubToken, nil)
 	if err != nil {
 		return "", err
 	}

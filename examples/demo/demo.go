@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 

@@ -8,13 +8,13 @@
 //
 //   - native.go: nativemsg frames over an in-memory pipe, the size limit,
 //     a native host manifest;
-//   - webagents.go: the demo shop (internal/shop, on webagents' handler), then
+//   - webagents.go: the demo shop (examples/webagents-shop/shop, on webagents' handler), then
 //     discovery, a paced batch with a $ref, and a write refused without
 //     consent, from webagents' client;
 //   - browser.go: an extbridge hub, the weboperator-host example as
 //     Chromium's native host, and the same shop driven through agentproto's
 //     client and through the hub;
-//   - mcp.go: agentbridge-mcp (the nested module examples/mcp) over stdio,
+//   - mcp.go: agentbridge-mcp (the nested module mcp) over stdio,
 //     with a tool of each source: a shop action, the server's own hub (dialed
 //     by extbridgetest's scripted extension) and, with Chromium, the bridge.
 //

@@ -1,7 +1,7 @@
 package main
 
-// The MCP step: agentbridge-mcp, the MCP server of the nested module
-// examples/mcp, driven over stdio. The root module does not depend on the
+// The MCP step: agentbridge-mcp, the MCP server of the nested module mcp,
+// driven over stdio. The root module does not depend on the
 // MCP SDK, so the demo speaks MCP's newline-delimited JSON-RPC itself.
 
 import (
@@ -39,12 +39,12 @@ func mcpStep(ctx context.Context, r *runner) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, "examples", "mcp")
+	dir := filepath.Join(root, "mcp")
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", skip("the MCP server's module (examples/mcp) is not in this checkout")
+		return "", skip("the MCP server's module (mcp) is not in this checkout")
 	}
 	bin := filepath.Join(r.dir, "agentbridge-mcp")
-	r.logf("building agentbridge-mcp (the nested module examples/mcp, on the official MCP Go SDK)")
+	r.logf("building agentbridge-mcp (the nested module mcp, on the official MCP Go SDK)")
 	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./cmd/agentbridge-mcp")
 	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {

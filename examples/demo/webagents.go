@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -77,10 +77,7 @@ func discoveryStep(ctx context.Context, r *runner) (string, error) {
 	page := r.shopURL + "/products/kbd-75"
 	d, err := r.agent.Discover(ctx, page)
 	if err != nil {
-		return "", err
-	}
-	if d.Status != webagents.DiscoveryFound {
-		return "", fmt.Errorf("discovery %s: %v", d.Status, d.Err)
+		return "", err // a *webagents.DiscoveryError says why there is no manifest
 	}
 	r.logf("GET %s → manifest %s, endpoint %s", d.DocumentURL, d.Manifest.Version, d.Endpoint)
 	names := make([]string, 0, len(d.Actions))
@@ -109,9 +106,13 @@ func batchStep(ctx context.Context, r *runner) (string, error) {
 	for _, op := range ops {
 		r.logf("  %-12s %-15s %s", op.ID, op.Action, op.Input)
 	}
+	d, err := r.agent.Discover(ctx, r.shopURL+"/products")
+	if err != nil {
+		return "", err
+	}
 	r.actions.take()
 	sent := time.Now()
-	res, err := r.agent.Run(ctx, r.shopURL+"/products", ops, &webagents.RunOptions{AllowWrites: true})
+	res, err := r.agent.Run(ctx, d, ops, &webagents.RunOptions{AllowWrites: true}) // one POST
 	if err != nil {
 		return "", err
 	}
@@ -157,8 +158,12 @@ func consentStep(ctx context.Context, r *runner) (string, error) {
 	if err := r.startShop(ctx); err != nil {
 		return "", err
 	}
+	d, err := r.agent.Discover(ctx, r.shopURL+"/products")
+	if err != nil {
+		return "", err
+	}
 	r.actions.take()
-	_, err := r.agent.Run(ctx, r.shopURL+"/products", []webagents.Operation{
+	_, err = r.agent.Run(ctx, d, []webagents.Operation{
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":"mouse-w"}`)},
 	}, nil)
 	var ce *webagents.ConsentError

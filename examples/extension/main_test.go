@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/extension"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -132,8 +132,8 @@ func TestShellQuote(t *testing.T) {
 // dials the hub the test runs, with the extension's origin.
 func TestChromiumLoadsTheFolder(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
-	const token = "a-test-token"
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: token})
+	const token = "extension-test-token"
+	hub, err := extbridge.NewHub(token, nil)
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -148,7 +148,10 @@ func TestChromiumLoadsTheFolder(t *testing.T) {
 	// The printed flags come after the harness's own and win: Chromium
 	// loads the command's folder, not the harness's extension (whose hub
 	// side is off, so the hub hears only from the command's).
-	b := browsertest.Start(t, &browsertest.Options{Args: append(flags, "--disable-extensions-except="+dir)})
+	b := browsertest.Start(t, &browsertest.Options{
+		Extension: &extension.Options{DisableNative: true},
+		Args:      append(flags, "--disable-extensions-except="+dir),
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, hub.WaitConnected(ctx), "chromium output:\n%s", b.Output())

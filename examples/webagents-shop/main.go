@@ -8,8 +8,10 @@
 // webagents.NewHandler (manifest, session context, action handlers,
 // pacing), routes them next to its own pages with Register, and shuts down
 // without cutting running batches short. The shop itself (catalog,
-// accounts, cart, orders, pages) is application code in internal/shop; in
-// your site it is your own code.
+// accounts, cart, orders, pages) is application code in the shop folder
+// beside this file; in your site it is your own code. To start from this
+// example, copy the whole folder into your module and change the shop
+// import path to yours.
 package main
 
 import (
@@ -25,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -69,10 +71,10 @@ func run(ctx context.Context, ln net.Listener, origin string, logger *slog.Logge
 		return err
 	}
 
-	// The adapter: discovery documents and the batch endpoint.
-	agent, err := webagents.NewHandler(&webagents.HandlerOptions{
-		Origin:   origin, // the one public origin; forwarded Host headers are never trusted
-		Manifest: manifest,
+	// The adapter: discovery documents and the batch endpoint, serving the
+	// manifest with one webagents.ActionHandler per published action.
+	agent, err := webagents.NewHandler(manifest, app.Actions(), &webagents.HandlerOptions{
+		Origin: origin, // the one public origin; forwarded Host headers are never trusted
 		Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
 			// The site's own session: the actions read it from the context.
 			// Its key scopes pacing. A session any visitor gets without
@@ -97,7 +99,6 @@ func run(ctx context.Context, ln net.Listener, origin string, logger *slog.Logge
 				return webagents.WithAnonymousSessionKey(ctx, sess.Key()), nil
 			}
 		},
-		Actions: app.Actions(), // one webagents.ActionHandler per published action
 		Limiter: &webagents.SessionLimiter{Interval: time.Duration(pacing.MinIntervalMs) * time.Millisecond},
 		Logger:  logger, // failures reported to agents as "internal" are logged here
 	})

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -54,7 +54,7 @@ func visit(t *testing.T, origin string) served {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
 	c := &webagents.Client{HTTPClient: &http.Client{Jar: jar}}
-	res, err := c.Run(t.Context(), origin+"/products/kbd-75", []webagents.Operation{
+	res, err := c.DiscoverAndRun(t.Context(), origin+"/products/kbd-75", []webagents.Operation{
 		{ID: "up", Action: "account.signUp", Input: json.RawMessage(`{"email":"a@example.com","password":"password1"}`)},
 		{ID: "find", Action: "catalog.search", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"},"quantity":2}`), DependsOn: []string{"up"}},

@@ -148,24 +148,27 @@ func discover(ctx context.Context, c *webagents.Client, args []string, stdout, s
 		return exitUsage
 	}
 	d, err := c.Discover(ctx, pos[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "webagents discover: %s\n", line(err))
-		return exitUsage
-	}
-	fmt.Fprintf(stdout, "status: %s\n", d.Status)
-	switch d.Status {
-	case webagents.DiscoveryFound:
-	case webagents.DiscoveryNoActions:
-		fmt.Fprintf(stdout, "document: %s\n", line(d.DocumentURL))
-		fmt.Fprintln(stdout, "the site publishes actions, none for this page: fall back to normal browsing")
-		return exitNoActions
-	default:
+	var unavailable *webagents.DiscoveryError
+	switch {
+	case errors.As(err, &unavailable):
+		// No usable manifest: say why, and that the agent browses instead.
+		d := unavailable.Discovery
+		fmt.Fprintf(stdout, "status: %s\n", d.Status)
+		if d.Status == webagents.DiscoveryNoActions {
+			fmt.Fprintf(stdout, "document: %s\n", line(d.DocumentURL))
+			fmt.Fprintln(stdout, "the site publishes actions, none for this page: fall back to normal browsing")
+			return exitNoActions
+		}
 		if d.Err != nil {
 			fmt.Fprintf(stdout, "reason: %s\n", line(d.Err))
 		}
 		fmt.Fprintln(stdout, "fall back to normal browsing")
 		return exitInvalid
+	case err != nil:
+		fmt.Fprintf(stderr, "webagents discover: %s\n", line(err))
+		return exitUsage
 	}
+	fmt.Fprintf(stdout, "status: %s\n", d.Status)
 	fmt.Fprintf(stdout, "document: %s\nendpoint: %s\n", line(d.DocumentURL), line(d.Endpoint))
 	for _, w := range d.Warnings {
 		fmt.Fprintf(stdout, "warning %s\n", line(w))
@@ -239,7 +242,7 @@ func run(ctx context.Context, c *webagents.Client, args []string, stdout, stderr
 		fmt.Fprintf(stderr, "webagents run: %s: not a batch (want {\"operations\":[…]} or […]): %v\n", *batchPath, err)
 		return exitUsage
 	}
-	res, err := c.Run(ctx, pos[0], ops, &webagents.RunOptions{
+	res, err := c.DiscoverAndRun(ctx, pos[0], ops, &webagents.RunOptions{
 		AllowWrites: *allowWrites, AllowIrreversible: *allowIrreversible, IdempotencyKey: *key,
 	})
 	if res != nil {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/agentbridge/agentbridge/internal/safeprint"
+	"github.com/agentbridge/agentbridge/safeprint"
 )
 
 // errFileTooLarge is returned by readFile for a file over its limit.

@@ -22,11 +22,12 @@
 // [Connect] runs the hub (any http.Handler) in memory, over net.Pipe
 // connections; [Dial] reaches a hub served on a loopback address:
 //
-//	hub, err := extbridge.NewHub(&extbridge.HubOptions{Token: "t"})
+//	token := extbridge.NewToken()
+//	hub, err := extbridge.NewHub(token, nil)
 //	if err != nil { … }
 //	defer hub.Close()
 //	browser := extbridgetest.NewBrowser()
-//	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: "t", Browser: browser})
+//	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{Token: token, Browser: browser})
 //	if err != nil { … }
 //	defer ext.Close()
 //	res, err := hub.Navigate(ctx, "https://example.com/") // answered by browser

@@ -13,10 +13,9 @@ import (
 // commands, the fake panel approves every request, and the test drives the
 // panel's side (a tool request, a list_models) itself.
 func Example() {
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token: "test-token",
-		Tools: extbridge.ToolHandlerFunc(func(_ context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
-			return &extbridge.ToolResult{Success: true, Output: "ran " + req.ToolArgs}, nil
+	hub, err := extbridge.NewHub("extbridgetest-example-token", &extbridge.HubOptions{
+		Tools: extbridge.ToolHandlerFunc(func(_ context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
+			return &extbridge.ToolResponse{Success: true, Output: "ran " + req.ToolArgs}, nil
 		}),
 	})
 	if err != nil {
@@ -28,7 +27,7 @@ func Example() {
 	browser.SetPage("https://example.com/", extbridgetest.Page{Title: "Example Domain"})
 	ctx := context.Background()
 	ext, err := extbridgetest.Connect(ctx, hub, &extbridgetest.Options{
-		Token:   "test-token",
+		Token:   "extbridgetest-example-token",
 		Browser: browser,
 		Approvals: extbridgetest.ApprovalHandlerFunc(func(context.Context, *extbridgetest.ApprovalRequest) string {
 			return "approve"

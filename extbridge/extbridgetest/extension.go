@@ -202,8 +202,9 @@ type ApprovalRequest struct {
 	Interrupt bool   `json:"-"`
 }
 
-// ToolResult is the tool_result answering a tool request.
-type ToolResult struct {
+// ToolResultFrame is the tool_result frame answering a tool request, as the
+// extension receives it (the hub builds it from an extbridge.ToolResponse).
+type ToolResultFrame struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
 	Success bool   `json:"success"`
@@ -875,7 +876,7 @@ func (e *Extension) Request(ctx context.Context, frame any, replyType string) (F
 
 // CallTool sends a tool_request with a new id and waits for its
 // tool_result.
-func (e *Extension) CallTool(ctx context.Context, toolName, toolArgs string) (*ToolResult, error) {
+func (e *Extension) CallTool(ctx context.Context, toolName, toolArgs string) (*ToolResultFrame, error) {
 	id := newID()
 	f, err := e.await(ctx, "tool_result/"+id, func() error {
 		return e.Send(ctx, e.scoped(map[string]any{"type": "tool_request", "id": id, "tool_name": toolName, "tool_args": toolArgs}))
@@ -883,7 +884,7 @@ func (e *Extension) CallTool(ctx context.Context, toolName, toolArgs string) (*T
 	if err != nil {
 		return nil, err
 	}
-	var r ToolResult
+	var r ToolResultFrame
 	if err := f.Decode(&r); err != nil {
 		return nil, fmt.Errorf("extbridgetest: decoding tool_result: %w", err)
 	}

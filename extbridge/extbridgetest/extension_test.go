@@ -25,8 +25,7 @@ const token = "0123456789abcdef0123456789abcdef"
 
 func newHub(t *testing.T, opts extbridge.HubOptions) *extbridge.Hub {
 	t.Helper()
-	opts.Token = token
-	h, err := extbridge.NewHub(&opts)
+	h, err := extbridge.NewHub(token, &opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, h.Close()) })
 	return h
@@ -143,11 +142,11 @@ func TestCallToolAndUserMessage(t *testing.T) {
 		got := make(chan extbridge.UserMessage, 1)
 		h := newHub(t, extbridge.HubOptions{
 			Backend: messages{got: got},
-			Tools: extbridge.ToolHandlerFunc(func(_ context.Context, r *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+			Tools: extbridge.ToolHandlerFunc(func(_ context.Context, r *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 				if r.ToolName != "Echo" {
 					return nil, extbridge.ErrUnknownTool
 				}
-				return &extbridge.ToolResult{Success: true, Output: r.ToolArgs}, nil
+				return &extbridge.ToolResponse{Success: true, Output: r.ToolArgs}, nil
 			}),
 		})
 		ext := connect(t, h, extbridgetest.Options{})
@@ -172,7 +171,7 @@ type messages struct {
 	got chan extbridge.UserMessage
 }
 
-func (m messages) UserMessage(_ context.Context, msg extbridge.UserMessage) error {
+func (m messages) UserMessage(_ context.Context, msg extbridge.UserMessage, _ *extbridge.Reply) error {
 	m.got <- msg
 	return nil
 }

@@ -66,6 +66,11 @@ type Options struct {
 	Output io.Writer
 	// Logger receives the harness's own progress messages. nil is silent.
 	Logger *slog.Logger
+	// WriteExtension, when set, writes the extension into its folder in
+	// place of extension.Write(dir, Extension); Extension's NativeHost and
+	// Log still apply. The public browsertest package writes the public
+	// extension package's folder with it.
+	WriteExtension func(dir string) error
 	// DevTools opens the DevTools protocol on a pipe between the harness
 	// and Chromium (--remote-debugging-pipe; no port is opened), which
 	// Browser.StopExtensionWorker uses.
@@ -115,6 +120,9 @@ type Browser struct {
 // ErrUnsupported is returned by Launch on systems where the harness cannot
 // track and stop Chromium's processes.
 var ErrUnsupported = errors.New("browsertest: unsupported on this system")
+
+// Supported returns nil where Launch can run, else ErrUnsupported.
+func Supported() error { return supported() }
 
 // gracePeriod is how long Close lets Chromium exit after SIGTERM before it
 // kills it.
@@ -166,7 +174,11 @@ func Launch(ctx context.Context, opts *Options) (_ *Browser, err error) {
 	if err := os.MkdirAll(b.ProfileDir, 0o700); err != nil {
 		return nil, fmt.Errorf("browsertest: %w", err)
 	}
-	if err := extension.Write(b.ExtensionDir, o.Extension); err != nil {
+	write := func(dir string) error { return extension.Write(dir, o.Extension) }
+	if o.WriteExtension != nil {
+		write = o.WriteExtension
+	}
+	if err := write(b.ExtensionDir); err != nil {
 		return nil, err
 	}
 	if b.TempDir = envValue(o.Env, "TMPDIR"); b.TempDir == "" {

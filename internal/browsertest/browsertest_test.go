@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +19,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/internal/browsertest"
 	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/internal/tbrecorder"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -88,102 +86,8 @@ func TestFindChromium(t *testing.T) {
 	})
 }
 
-// recorder is a testing.TB that records what a helper does with it. Its
-// Fatal and Skip methods end the calling goroutine, as the real ones do.
-type recorder struct {
-	testing.TB
-	mu       sync.Mutex
-	fatal    string
-	skip     string
-	errors   []string
-	logs     []string
-	failed   bool
-	cleanups []func()
-}
-
-func (r *recorder) Helper() {}
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.mu.Lock()
-	r.fatal = fmt.Sprintf(format, args...)
-	r.failed = true
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-func (r *recorder) Skipf(format string, args ...any) {
-	r.mu.Lock()
-	r.skip = fmt.Sprintf(format, args...)
-	r.mu.Unlock()
-	runtime.Goexit()
-}
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	r.errors = append(r.errors, fmt.Sprintf(format, args...))
-	r.failed = true
-	r.mu.Unlock()
-}
-func (r *recorder) Logf(format string, args ...any) {
-	r.mu.Lock()
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-	r.mu.Unlock()
-}
-func (r *recorder) Failed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failed
-}
-func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
-func (r *recorder) runCleanups() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
-}
-
-// run calls f with r in a goroutine of its own, as the testing package
-// runs a test, so that Fatalf and Skipf can end it.
-func (r *recorder) run(f func(testing.TB)) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f(r)
-	}()
-	<-done
-}
-
-func TestSkipWithoutChromium(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	t.Setenv(browsertest.ChromiumEnv, "")
-
-	for _, tc := range []struct {
-		name, ci    string
-		fatal, skip string
-	}{
-		{"skips outside CI", "", "", "Chromium not found"},
-		{"fails in CI", "true", "CI is set", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("CI", tc.ci)
-			r := &recorder{TB: t}
-			r.run(func(tb testing.TB) { browsertest.SkipWithoutChromium(tb) })
-			if tc.fatal == "" {
-				assert.Empty(t, r.fatal)
-			} else {
-				assert.Contains(t, r.fatal, tc.fatal)
-			}
-			if tc.skip == "" {
-				assert.Empty(t, r.skip)
-			} else {
-				assert.Contains(t, r.skip, tc.skip)
-			}
-		})
-	}
-	t.Run("Start skips too", func(t *testing.T) {
-		t.Setenv("CI", "")
-		r := &recorder{TB: t}
-		r.run(func(tb testing.TB) { browsertest.Start(tb, nil) })
-		assert.NotEmpty(t, r.skip)
-		assert.Empty(t, r.cleanups, "nothing was started")
-	})
-}
+// SkipWithoutChromium's skip and its failure in CI are tested through
+// the public kit's Start (browsertest.TestStartWithoutChromium).
 
 func TestBuildBinary(t *testing.T) {
 	first, err := browsertest.BuildBinary(t.Context(), browsertest.RelayHostPackage)
@@ -233,21 +137,6 @@ func TestLaunchErrors(t *testing.T) {
 		_, err := browsertest.Launch(ctx, &browsertest.Options{Chromium: stand})
 		assert.ErrorIs(t, err, context.Canceled)
 	})
-}
-
-func TestPages(t *testing.T) {
-	srv := browsertest.ServePages(t, map[string]string{"/": "<h1>home</h1>"})
-	assert.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"), "loopback only")
-	res, err := http.Get(srv.URL + "/")
-	require.NoError(t, err)
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	assert.Equal(t, "<h1>home</h1>", string(body))
-	assert.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
-
-	rec := httptest.NewRecorder()
-	browsertest.Pages{}.ServeHTTP(rec, httptest.NewRequest("GET", "/missing", nil))
-	assert.Equal(t, http.StatusNotFound, rec.Code)
 }
 
 // relayHost builds the relay host and listens for it.
@@ -351,10 +240,10 @@ func TestStopExtensionWorker(t *testing.T) {
 // its cleanup still stops Chromium, and logs Chromium's output.
 func TestStartCleansUpAfterAFailedTest(t *testing.T) {
 	browsertest.SkipWithoutChromium(t)
-	r := &recorder{TB: t}
+	r := tbrecorder.New(t)
 	var b *browsertest.Browser
 	dir := t.TempDir()
-	r.run(func(tb testing.TB) {
+	r.Run(func(tb testing.TB) {
 		b = browsertest.Start(tb, &browsertest.Options{
 			Extension: extension.Config{DisableNative: true},
 			Dir:       dir,
@@ -363,15 +252,15 @@ func TestStartCleansUpAfterAFailedTest(t *testing.T) {
 		tb.Errorf("this test fails")
 	})
 	require.NotNil(t, b)
-	require.Len(t, r.cleanups, 1)
+	require.Equal(t, 1, r.Cleanups())
 	pid := b.Pid()
 	require.True(t, browsertest.ProcessAlive(pid))
-	r.runCleanups()
+	r.RunCleanups()
 	assert.False(t, browsertest.ProcessAlive(pid))
 	assert.Empty(t, b.Processes())
-	require.NotEmpty(t, r.logs, "the failed test gets Chromium's output")
-	assert.Contains(t, r.logs[0], "Chromium's output")
-	assert.Equal(t, []string{"this test fails"}, r.errors, "and no error of the cleanup's own")
+	require.NotEmpty(t, r.LogMsgs, "the failed test gets Chromium's output")
+	assert.Contains(t, r.LogMsgs[0], "Chromium's output")
+	assert.Equal(t, []string{"this test fails"}, r.ErrorMsgs, "and no error of the cleanup's own")
 	_, err := os.Stat(filepath.Join(dir, "extension", "manifest.json"))
 	assert.NoError(t, err, "KeepDir keeps the folder")
 	cfg, err := os.ReadFile(filepath.Join(dir, "extension", extension.ConfigFile))

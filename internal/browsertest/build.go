@@ -61,7 +61,11 @@ func BuildBinary(ctx context.Context, pkg string) (string, error) {
 	builds.mu.Unlock()
 
 	b.once.Do(func() {
-		b.path, b.err = goBuild(ctx, dir, n, pkg)
+		name := fmt.Sprintf("%s-%d", path.Base(strings.TrimSuffix(filepath.ToSlash(pkg), "/")), n)
+		b.path = filepath.Join(dir, name)
+		if b.err = BuildTo(ctx, b.path, pkg); b.err != nil {
+			b.path = ""
+		}
 	})
 	if b.err != nil {
 		// A failed (or cancelled) build is not cached.
@@ -74,13 +78,17 @@ func BuildBinary(ctx context.Context, pkg string) (string, error) {
 	return b.path, b.err
 }
 
-func goBuild(ctx context.Context, dir string, n int, pkg string) (string, error) {
+// BuildTo builds the Go main package pkg (as `go build` takes it) into
+// the executable out, with the go command on PATH. A failed build's error
+// quotes at most 4 KiB of the compiler's output. ctx bounds the build.
+func BuildTo(ctx context.Context, out, pkg string) error {
+	if pkg == "" {
+		return fmt.Errorf("browsertest: no package to build")
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("browsertest: building %s: the go command is not on PATH", pkg)
+		return fmt.Errorf("browsertest: building %s: the go command is not on PATH", pkg)
 	}
-	name := fmt.Sprintf("%s-%d", path.Base(strings.TrimSuffix(filepath.ToSlash(pkg), "/")), n)
-	out := filepath.Join(dir, name)
 	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out, pkg)
 	var output bytes.Buffer
 	cmd.Stdout = &output
@@ -90,9 +98,9 @@ func goBuild(ctx context.Context, dir string, n int, pkg string) (string, error)
 		if len(msg) > maxBuildOutput {
 			msg = msg[:maxBuildOutput]
 		}
-		return "", fmt.Errorf("browsertest: building %s: %w\n%s", pkg, err, msg)
+		return fmt.Errorf("browsertest: building %s: %w\n%s", pkg, err, msg)
 	}
-	return out, nil
+	return nil
 }
 
 // RemoveBuilds deletes the folder of BuildBinary's executables and forgets

@@ -1,5 +1,9 @@
 // Package browsertest runs a real Chromium with the project's reference
-// extension, for end-to-end tests and for the demo.
+// extension: the engine under the public browsertest package (the kit for
+// users' tests), and what the project's own tests and the demo need
+// beyond it: Launch without a *testing.T, the internal extension
+// configuration (a scripted side panel, logging, wake interval), the
+// DevTools pipe, the relay host, process lists.
 //
 // Launch finds Chromium, makes a fresh profile in a temporary folder,
 // writes the extension there (package extension) with the given
@@ -13,8 +17,8 @@
 // removes the folder.
 //
 // The core (Launch, Browser, BuildBinary, FindChromium, ListenRelay) needs
-// no *testing.T, so a program such as the demo uses it too. Start, Build,
-// SkipWithoutChromium and ServePages are thin testing.TB helpers on top.
+// no *testing.T, so a program such as the demo uses it too. Start, Build
+// and SkipWithoutChromium are thin testing.TB helpers on top.
 //
 // # Quick start
 //
@@ -73,8 +77,9 @@
 // Unix systems only: on others Launch returns ErrUnsupported. Browser.Output
 // keeps the last 64 KiB of Chromium's output; a failed build's error quotes
 // at most 4 KiB of compiler output. Close waits up to 5 s for Chromium to
-// exit on SIGTERM and up to 5 s more for killed processes to go. The
-// window is 1280 by 800 unless Options say otherwise.
+// exit on SIGTERM and up to 5 s more for killed processes to go. A
+// DevTools message (Options.DevTools) is at most 16 MiB. The window is 1280
+// by 800 unless Options say otherwise.
 //
 // # Concurrency
 //

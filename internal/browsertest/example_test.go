@@ -2,36 +2,13 @@ package browsertest_test
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log"
-	"net/http/httptest"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentbridge/agentbridge/internal/browsertest"
 	"github.com/agentbridge/agentbridge/internal/extension"
 )
-
-// Serve test pages on 127.0.0.1 for the browser to open.
-func ExamplePages() {
-	srv := httptest.NewServer(browsertest.Pages{
-		"/": `<!doctype html><title>Shop</title><h1>Cart</h1>`,
-	})
-	defer srv.Close()
-
-	res, err := srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	fmt.Println(res.Header.Get("Content-Type"))
-	fmt.Println(string(body))
-	// Output:
-	// text/html; charset=utf-8
-	// <!doctype html><title>Shop</title><h1>Cart</h1>
-}
 
 // A program such as the demo launches Chromium with the extension and the
 // real native host, without a *testing.T. (Not run: it needs Chromium.)

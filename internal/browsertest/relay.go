@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -23,6 +24,29 @@ const RelayEnv = "AGENTBRIDGE_RELAY_SOCKET"
 // real extension itself. It closes the socket's writing side when its
 // standard input ends (the extension dropped the port) and exits.
 const RelayHostPackage = "github.com/agentbridge/agentbridge/internal/browsertest/relayhost"
+
+// RunRelay is the relay host's work: it dials the Unix socket at path and
+// copies bytes both ways between it and the standard streams until either
+// side ends. When standard input ends (the extension dropped the port) it
+// closes the socket's writing side, so the other end reads EOF.
+func RunRelay(path string) error {
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{}, 2)
+	go func() {
+		io.Copy(conn, os.Stdin)
+		conn.CloseWrite()
+		done <- struct{}{}
+	}()
+	go func() {
+		io.Copy(os.Stdout, conn)
+		done <- struct{}{}
+	}()
+	<-done
+	return conn.Close()
+}
 
 // Relay is the listening end of relay hosts' connections.
 type Relay struct {

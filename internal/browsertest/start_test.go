@@ -14,7 +14,7 @@ import (
 	"github.com/agentbridge/agentbridge/internal/browsertest"
 )
 
-// TestStartWithWeboperatorHost is the README's example of the harness:
+// TestStartWithWeboperatorHost is docs/browser-tests.md's example of the harness:
 // Chromium with the reference extension starts the example host, and an
 // agent reaches the extension through it.
 func TestStartWithWeboperatorHost(t *testing.T) {

@@ -1,8 +1,6 @@
 package browsertest
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 )
@@ -59,28 +57,4 @@ func Build(t testing.TB, pkg string) string {
 		t.Fatalf("%v", err)
 	}
 	return path
-}
-
-// ServePages serves pages, a map from URL path to HTML document, on
-// 127.0.0.1 until the test ends. Other paths get 404.
-func ServePages(t testing.TB, pages map[string]string) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(Pages(pages))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// Pages is an http.Handler serving HTML documents by URL path.
-type Pages map[string]string
-
-// ServeHTTP writes the document for r's path, or 404.
-func (p Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	doc, ok := p[r.URL.Path]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte(doc))
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/browsertest"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 const hostPackage = "github.com/agentbridge/agentbridge/examples/weboperator-host"
@@ -39,7 +39,7 @@ type agentBridge struct {
 
 func startAgentBridge(t *testing.T, reconnect time.Duration) *agentBridge {
 	browsertest.SkipWithoutChromium(t)
-	host := browsertest.Build(t, hostPackage)
+	host := browsertest.BuildHost(t, hostPackage)
 	// Unix socket paths are short (108 bytes): keep it out of the long
 	// test temp dir.
 	dir, err := os.MkdirTemp("", "e2e-sock-")
@@ -47,12 +47,12 @@ func startAgentBridge(t *testing.T, reconnect time.Duration) *agentBridge {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ab := &agentBridge{socket: filepath.Join(dir, "bridge.sock"), token: newToken(t)}
 	ab.browser = browsertest.Start(t, &browsertest.Options{
-		HostPath: host,
+		Host: host,
 		Env: []string{
 			agentproto.EnvToken + "=" + ab.token,
 			agentproto.EnvSocket + "=" + ab.socket,
 		},
-		Extension: extension.Config{NativeReconnectDelay: reconnect},
+		Extension: &extension.Options{NativeReconnectDelay: reconnect},
 	})
 	return ab
 }
@@ -152,7 +152,7 @@ func TestAgentProtocolInChromium(t *testing.T) {
 		s, err = c.Snapshot(ctx, agentproto.SnapshotParams{})
 		require.NoError(t, err)
 		assert.Equal(t, "2", findNode(t, s, "textbox", "Count").Value)
-		res, err := c.Extract(ctx, agentproto.ExtractParams{Refs: findNode(t, s, "textbox", "Count").Ref})
+		res, err := c.Extract(ctx, agentproto.ExtractParams{Refs: agentproto.ExtractRefs(findNode(t, s, "textbox", "Count").Ref)})
 		require.NoError(t, err)
 		require.Len(t, res.Result.Extracted, 1)
 		assert.Equal(t, "2", res.Result.Extracted[0].Value)
@@ -206,7 +206,7 @@ func TestAgentProtocolInChromium(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, agentproto.StatusDone, done.Status)
 
-		var kinds []string
+		var kinds []agentproto.EventKind
 		deadline := time.After(10 * time.Second)
 		for !slices.Contains(kinds, agentproto.EventTaskStep) || !slices.Contains(kinds, agentproto.EventTaskUpdate) {
 			select {

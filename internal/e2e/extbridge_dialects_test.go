@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	// The scripted side panel (Panel) is project-internal: this test
+	// drives the internal engine under the public kit.
+	ibt "github.com/agentbridge/agentbridge/internal/browsertest"
+	iext "github.com/agentbridge/agentbridge/internal/extension"
 )
 
 // panelBackend answers the scripted panel's message with a turn: the
@@ -25,47 +26,40 @@ import (
 // the panel answers (an interrupt on protocol 2), and a closing line.
 type panelBackend struct {
 	extbridge.BaseBackend
-	hub      func() *extbridge.Hub
-	artifact string // the markdown image link of the artifact
-	turns    sync.WaitGroup
-	ctx      context.Context
+	artifact string      // the markdown image link of the artifact
 	projects chan string // ProjectDir of the new_session calls
 }
 
-func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.Snapshot, error) {
+func (b *panelBackend) NewSession(ctx context.Context, _ extbridge.SessionOptions) (*extbridge.ConversationSnapshot, error) {
 	select {
 	case b.projects <- extbridge.ProjectDir(ctx):
 	default:
 	}
-	return &extbridge.Snapshot{}, nil
+	return &extbridge.ConversationSnapshot{}, nil
 }
 
-func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage) error {
-	hub := b.hub()
-	b.turns.Go(func() {
-		_ = hub.RunTurn(b.ctx, "conv-e2e", "run-e2e", func(ctx context.Context, t *extbridge.Turn) error {
-			if err := hub.Say(ctx, "u1", "user", m.Content); err != nil {
+func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage, reply *extbridge.Reply) error {
+	return reply.StartTurn("conv-e2e", "run-e2e", func(ctx context.Context, t *extbridge.Turn) error {
+		if err := t.Echo(ctx, "u1", m.Content); err != nil {
+			return err
+		}
+		if err := t.Emit(ctx, extbridge.TextMessageStart("a1", "assistant")); err != nil {
+			return err
+		}
+		for _, chunk := range []string{"Here ", "is a ", "cat: ", b.artifact} {
+			if err := t.Emit(ctx, extbridge.TextMessageContent("a1", chunk)); err != nil {
 				return err
 			}
-			if err := t.Emit(ctx, extbridge.TextMessageStart("a1", "assistant")); err != nil {
-				return err
-			}
-			for _, chunk := range []string{"Here ", "is a ", "cat: ", b.artifact} {
-				if err := t.Emit(ctx, extbridge.TextMessageContent("a1", chunk)); err != nil {
-					return err
-				}
-			}
-			if err := t.Emit(ctx, extbridge.TextMessageEnd("a1")); err != nil {
-				return err
-			}
-			d, err := t.RequestApproval(ctx, extbridge.ApprovalRequest{ID: "call-e2e", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
-			if err != nil {
-				return err
-			}
-			return t.Say(ctx, "a2", "the panel said "+d.String())
-		})
+		}
+		if err := t.Emit(ctx, extbridge.TextMessageEnd("a1")); err != nil {
+			return err
+		}
+		d, err := t.RequestApproval(ctx, extbridge.ApprovalRequest{ID: "call-e2e", ToolName: "Bash", ToolArgs: `{"command":"ls"}`})
+		if err != nil {
+			return err
+		}
+		return t.Say(ctx, "a2", "the panel said "+d.String())
 	})
-	return nil
 }
 
 // TestExtensionBridgeDialectsInChromium runs the reference extension in
@@ -73,7 +67,7 @@ func (b *panelBackend) UserMessage(_ context.Context, m extbridge.UserMessage) e
 // it, an approval it answers (on protocol 2 an interrupt it resumes), a
 // tool request of its own approved in it, an artifact it loads.
 func TestExtensionBridgeDialectsInChromium(t *testing.T) {
-	browsertest.SkipWithoutChromium(t)
+	ibt.SkipWithoutChromium(t)
 	for _, proto := range []int{0, 2} {
 		name := "classic"
 		if proto == 2 {
@@ -101,20 +95,18 @@ func testPanelDialect(t *testing.T, proto int) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	reports := make(chan extension.PanelReport, 64)
-	var hub *extbridge.Hub
-	be := &panelBackend{hub: func() *extbridge.Hub { return hub }, artifact: link, ctx: ctx, projects: make(chan string, 1)}
+	reports := make(chan iext.PanelReport, 64)
+	be := &panelBackend{artifact: link, projects: make(chan string, 1)}
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		ArtifactsDir: artifacts,
 		ProjectsDir:  projects,
 		Backend:      be,
-		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResult, error) {
+		Tools: extbridge.ToolHandlerFunc(func(ctx context.Context, req *extbridge.ToolRequest) (*extbridge.ToolResponse, error) {
 			switch req.ToolName {
 			case "PanelReport":
-				var r extension.PanelReport
+				var r iext.PanelReport
 				if err := json.Unmarshal([]byte(req.ToolArgs), &r); err != nil {
 					return nil, err
 				}
@@ -122,13 +114,13 @@ func testPanelDialect(t *testing.T, proto int) {
 				case reports <- r:
 				default:
 				}
-				return &extbridge.ToolResult{Success: true}, nil
+				return &extbridge.ToolResponse{Success: true}, nil
 			case "Echo":
 				var args struct{ Text string }
 				if err := json.Unmarshal([]byte(req.ToolArgs), &args); err != nil {
 					return nil, err
 				}
-				return &extbridge.ToolResult{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
+				return &extbridge.ToolResponse{Success: true, Output: args.Text + " @ " + extbridge.ProjectDir(ctx)}, nil
 			}
 			return nil, extbridge.ErrUnknownTool
 		}),
@@ -141,21 +133,20 @@ func testPanelDialect(t *testing.T, proto int) {
 	served := make(chan error, 1)
 	go func() { served <- hub.Serve(l) }()
 	t.Cleanup(func() {
-		hub.Close()
-		be.turns.Wait()
+		hub.Close() // also ends the reply turns and waits for them
 		assert.ErrorIs(t, <-served, extbridge.ErrServerClosed)
 	})
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	ibt.Start(t, &ibt.Options{Extension: iext.Config{
 		DisableNative: true,
 		HubPort:       l.Addr().(*net.TCPAddr).Port,
 		HubToken:      token,
 		HubBackoffMin: 100 * time.Millisecond,
 		HubBackoffMax: 500 * time.Millisecond,
-		Approvals:     extension.ApprovalApprove,
+		Approvals:     iext.ApprovalApprove,
 		HubProtocol:   proto,
 		HubProjectDir: projectDir,
-		Panel:         &extension.Panel{Message: "hello from the panel", ToolName: "Echo", ToolArgs: `{"text":"hi"}`},
+		Panel:         &iext.Panel{Message: "hello from the panel", ToolName: "Echo", ToolArgs: `{"text":"hi"}`},
 	}})
 	var info extbridge.ConnInfo
 	select {
@@ -171,10 +162,10 @@ func testPanelDialect(t *testing.T, proto int) {
 
 	// The reports come after every run's end and after the tool result:
 	// wait for the one that has seen everything.
-	var last extension.PanelReport
-	done := func(r extension.PanelReport) bool {
+	var last iext.PanelReport
+	done := func(r iext.PanelReport) bool {
 		return r.ToolResult != nil && len(r.Artifacts) > 0 &&
-			slices.ContainsFunc(r.Messages, func(m extension.PanelMessage) bool { return strings.HasPrefix(m.Text, "the panel said") })
+			slices.ContainsFunc(r.Messages, func(m iext.PanelMessage) bool { return strings.HasPrefix(m.Text, "the panel said") })
 	}
 	for !done(last) {
 		select {
@@ -183,10 +174,10 @@ func testPanelDialect(t *testing.T, proto int) {
 			require.FailNow(t, "no complete panel report", "last: %+v", last)
 		}
 	}
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "user", Text: "hello from the panel"}, "the user's message echoed")
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "assistant", Text: "Here is a cat: " + link}, "streamed in chunks")
-	assert.Contains(t, last.Messages, extension.PanelMessage{Role: "assistant", Text: "the panel said approved"})
-	assert.Equal(t, []extension.PanelArtifact{{URL: last.Artifacts[0].URL, Status: 200, Body: "meow"}}, last.Artifacts)
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "user", Text: "hello from the panel"}, "the user's message echoed")
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "assistant", Text: "Here is a cat: " + link}, "streamed in chunks")
+	assert.Contains(t, last.Messages, iext.PanelMessage{Role: "assistant", Text: "the panel said approved"})
+	assert.Equal(t, []iext.PanelArtifact{{URL: last.Artifacts[0].URL, Status: 200, Body: "meow"}}, last.Artifacts)
 	assert.True(t, last.ToolResult.Success, "%+v", last.ToolResult)
 	assert.Equal(t, "conv-e2e", last.Thread)
 	if proto == 2 {

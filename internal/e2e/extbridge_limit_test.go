@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 // A read whose result is larger than the hub's ReadLimit fails with the
@@ -36,8 +36,7 @@ func TestExtensionBridgeReadOverLimitInChromium(t *testing.T) {
 	token := newToken(t)
 	connected := make(chan extbridge.ConnInfo, 4)
 	disconnected := make(chan error, 4)
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token:        token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		ReadLimit:    limit,
 		OnConnect:    func(ci extbridge.ConnInfo) { connected <- ci },
 		OnDisconnect: func(_ extbridge.ConnInfo, err error) { disconnected <- err },
@@ -52,7 +51,7 @@ func TestExtensionBridgeReadOverLimitInChromium(t *testing.T) {
 		assert.ErrorIs(t, <-served, extbridge.ErrServerClosed)
 	})
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	browsertest.Start(t, &browsertest.Options{Extension: &extension.Options{
 		DisableNative: true,
 		HubPort:       l.Addr().(*net.TCPAddr).Port,
 		HubToken:      token,

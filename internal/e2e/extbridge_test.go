@@ -13,17 +13,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extbridge"
-	"github.com/agentbridge/agentbridge/internal/browsertest"
-	"github.com/agentbridge/agentbridge/internal/extension"
+	"github.com/agentbridge/agentbridge/extension"
 )
 
 // startHub serves a hub on addr ("127.0.0.1:0" for any port) until the
 // test ends or stop is called.
 func startHub(t *testing.T, addr, token string, connected chan<- extbridge.ConnInfo) (hub *extbridge.Hub, port int, stop func()) {
 	t.Helper()
-	hub, err := extbridge.NewHub(&extbridge.HubOptions{
-		Token: token,
+	hub, err := extbridge.NewHub(token, &extbridge.HubOptions{
 		OnConnect: func(ci extbridge.ConnInfo) {
 			if connected != nil {
 				connected <- ci
@@ -53,7 +52,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 	connected := make(chan extbridge.ConnInfo, 4)
 	hub, port, stopHub := startHub(t, "127.0.0.1:0", token, connected)
 
-	browsertest.Start(t, &browsertest.Options{Extension: extension.Config{
+	browsertest.Start(t, &browsertest.Options{Extension: &extension.Options{
 		DisableNative: true,
 		HubPort:       port,
 		HubToken:      token,
@@ -98,7 +97,7 @@ func TestExtensionBridgeInChromium(t *testing.T) {
 		_, err = hub.Click(ctx, "#no-such-element")
 		var ce *extbridge.CommandError
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, "click", ce.Action)
+		assert.Equal(t, extbridge.ActionClick, ce.Action)
 		assert.NotEmpty(t, ce.Message)
 	})
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/agentproto"
-	"github.com/agentbridge/agentbridge/internal/shop"
+	"github.com/agentbridge/agentbridge/examples/webagents-shop/shop"
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
@@ -43,7 +43,7 @@ func TestAllThreeTogether(t *testing.T) {
 	require.NoError(t, err)
 	wa := &webagents.Client{HTTPClient: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
 	const email, password = "ada@example.com", "correct horse battery"
-	res, err := wa.Run(ctx, origin+"/products", []webagents.Operation{
+	res, err := wa.DiscoverAndRun(ctx, origin+"/products", []webagents.Operation{
 		{ID: "signup", Action: "account.signUp", Input: json.RawMessage(`{"email":"` + email + `","password":"` + password + `"}`)},
 		{ID: "find", Action: "catalog.search", Input: json.RawMessage(`{"query":"wireless keyboard"}`)},
 		{ID: "add", Action: "cart.add", Input: json.RawMessage(`{"productId":{"$ref":"find.productId"}}`)},

@@ -59,7 +59,8 @@
 //	fail <message>             (the task fails)
 //
 // A goal with any other step fails while planning. startUrl adds a first
-// navigate step; timeoutMs fails the task when it runs longer. The runner
+// navigate step; timeoutMs fails the task when it runs longer. tasks.wait
+// waits at most 10 minutes. The runner
 // keeps the newest 100 tasks, in the service worker's memory: Chrome does
 // not stop a worker whose native port is open, but when it does stop it
 // (the port was down and nothing else happened for 30 s) the tasks are

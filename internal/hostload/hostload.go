@@ -324,7 +324,7 @@ func runScenario(ctx context.Context, bin string, sc Scenario) (*Result, error) 
 	}
 	handler := agentprototest.Echo
 	var payload any // none for a large result
-	typ := agentproto.TypeType
+	typ := agentproto.TypeText
 	if sc.ResultSize > 0 {
 		result := ScreenshotResult(sc.ResultSize)
 		handler = agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {

@@ -96,60 +96,58 @@ func Site(origin string, store webagents.IdempotencyStore) (*webagents.Handler, 
 			MaxEntries: 1 << 20, MaxClientEntries: 1 << 20, MaxBytes: 1 << 30, MaxClientBytes: 1 << 30})
 	}
 	var highlight atomic.Pointer[string]
-	return webagents.NewHandler(&webagents.HandlerOptions{
+	return webagents.NewHandler(m, map[string]webagents.ActionHandler{
+		"search": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				Query string `json:"query"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			q := strings.ToLower(in.Query)
+			out := append(make([]byte, 0, 256), `{"results":[`...)
+			n := 0
+			for i := range catalog {
+				p := &catalog[i]
+				if strings.Contains(strings.ToLower(p.name), q) || strings.Contains(p.category, q) || strings.Contains(p.id, q) {
+					if n > 0 {
+						out = append(out, ',')
+					}
+					out = append(out, p.json...)
+					n++
+				}
+			}
+			return json.RawMessage(append(out, "]}"...)), nil
+		}),
+		"get_product": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			for i := range catalog {
+				if catalog[i].id == in.ProductID {
+					return json.RawMessage(append(append([]byte(`{"product":`), catalog[i].json...), '}')), nil
+				}
+			}
+			return json.RawMessage(`{"product":null}`), nil
+		}),
+		"set_highlight": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
+			var in struct {
+				ProductID string `json:"productId"`
+			}
+			if err := req.Decode(&in); err != nil {
+				return nil, err
+			}
+			highlight.Store(&in.ProductID)
+			out := append([]byte(`{"ok":true,"highlightId":`), jsonstr.Append(nil, in.ProductID, true)...)
+			return json.RawMessage(append(out, '}')), nil
+		}),
+	}, &webagents.HandlerOptions{
 		Origin:            origin,
-		Manifest:          m,
 		IdempotencyStore:  store,
 		IdempotencyWindow: 10 * time.Second,
-		Actions: map[string]webagents.ActionHandler{
-			"search": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					Query string `json:"query"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				q := strings.ToLower(in.Query)
-				out := append(make([]byte, 0, 256), `{"results":[`...)
-				n := 0
-				for i := range catalog {
-					p := &catalog[i]
-					if strings.Contains(strings.ToLower(p.name), q) || strings.Contains(p.category, q) || strings.Contains(p.id, q) {
-						if n > 0 {
-							out = append(out, ',')
-						}
-						out = append(out, p.json...)
-						n++
-					}
-				}
-				return json.RawMessage(append(out, "]}"...)), nil
-			}),
-			"get_product": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				for i := range catalog {
-					if catalog[i].id == in.ProductID {
-						return json.RawMessage(append(append([]byte(`{"product":`), catalog[i].json...), '}')), nil
-					}
-				}
-				return json.RawMessage(`{"product":null}`), nil
-			}),
-			"set_highlight": webagents.ActionFunc(func(_ context.Context, req *webagents.ActionRequest) (any, error) {
-				var in struct {
-					ProductID string `json:"productId"`
-				}
-				if err := req.Decode(&in); err != nil {
-					return nil, err
-				}
-				highlight.Store(&in.ProductID)
-				out := append([]byte(`{"ok":true,"highlightId":`), jsonstr.Append(nil, in.ProductID, true)...)
-				return json.RawMessage(append(out, '}')), nil
-			}),
-		},
 	})
 }
 

@@ -225,7 +225,7 @@ func fleetSetup(b *testing.B) (map[string]*redisServer, func(*testing.B, *redisS
 		// before Redis answers, flushed to disk once a second.
 		"redis-everysec": startRedisFsync(b, "everysec"),
 		// Every write flushed to disk before Redis answers: records outlive
-		// a crash of the machine too (README, Running on a fleet).
+		// a crash of the machine too (docs/webagents.md, Running on a fleet).
 		"redis-always": startRedis(b),
 	}
 	m, err := webagents.ParseManifest([]byte(`{"version":"0.1","workflow":{"endpoint":"/api/agent/workflow",
@@ -244,19 +244,19 @@ func fleetSetup(b *testing.B) (map[string]*redisServer, func(*testing.B, *redisS
 				store = NewStore(srv.clientWith(b, true), &Options{Prefix: fmt.Sprint("bench", time.Now().UnixNano()), MaxClientReservations: 1 << 30})
 			}
 			hs := httptest.NewUnstartedServer(nil)
-			h, err := webagents.NewHandler(&webagents.HandlerOptions{
-				Origin: "http://" + hs.Listener.Addr().String(), Manifest: m, IdempotencyStore: store,
-				Actions: map[string]webagents.ActionHandler{
-					"catalog.find": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-						return json.RawMessage(`{"productId":"kbd-75"}`), nil
-					}),
-					"cart.add": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-						return json.RawMessage(`{"added":true}`), nil
-					}),
-					"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
-						return json.RawMessage(`{"items":[{"productId":"kbd-75","quantity":1}]}`), nil
-					}),
-				}})
+			h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+				"catalog.find": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+					return json.RawMessage(`{"productId":"kbd-75"}`), nil
+				}),
+				"cart.add": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+					return json.RawMessage(`{"added":true}`), nil
+				}),
+				"cart.state": webagents.ActionFunc(func(context.Context, *webagents.ActionRequest) (any, error) {
+					return json.RawMessage(`{"items":[{"productId":"kbd-75","quantity":1}]}`), nil
+				}),
+			}, &webagents.HandlerOptions{
+				Origin: "http://" + hs.Listener.Addr().String(), IdempotencyStore: store,
+			})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,8 +7,8 @@
 // Redis client. Wire it into [webagents.NewHandler]:
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
-//	h, err := webagents.NewHandler(&webagents.HandlerOptions{
-//		// Origin, Manifest, Context, Actions as usual
+//	h, err := webagents.NewHandler(manifest, actions, &webagents.HandlerOptions{
+//		// Origin, Context as usual
 //		IdempotencyStore: redisstore.NewStore(rdb, nil),
 //		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
 //	})
@@ -107,4 +107,20 @@
 // its window (409 to retries) rather than letting the batch run twice.
 // Each outage is logged once when it starts and once when it ends, not per
 // request.
+//
+// # Defaults
+//
+// Options.OpTimeout and LimiterOptions.OpTimeout: 2 s. Options.RetryAfter
+// and LimiterOptions.RetryAfter ([DefaultRetryAfter]): the 2 s Retry-After
+// of a refusal while Redis is unreachable or full. Options.CompleteRetry:
+// 10 s. LimiterOptions.MaxWait ([DefaultMaxWait]): 10 s, past which an
+// operation is refused 429 with a Retry-After of when its wait would be
+// within MaxWait again. Options.MaxClientReservations: 1,000 records;
+// Options.MaxClientBytes: 64 MiB (negative: no share). A keyed batch's
+// reservation lives the window plus the batch deadline
+// ([webagents.HandlerOptions].IdempotencyWindow and Deadline), so a window
+// shorter than the deadline cannot expire it mid-run; a key whose batch
+// ended without its response stored answers 409 with a Retry-After that
+// grows with the time since the batch deadline, from 1 s up to the
+// deadline (30 s by default).
 package redisstore

@@ -18,15 +18,13 @@ var (
 )
 
 // Wiring the Redis store and limiter into a Handler, so that every
-// instance of a site shares idempotency records and pacing (the README's
-// "Running on a fleet" block). Not run: it needs a Redis.
+// instance of a site shares idempotency records and pacing (the "Running
+// on a fleet" block of docs/webagents.md). Not run: it needs a Redis.
 func Example() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	h, err := webagents.NewHandler(&webagents.HandlerOptions{
+	h, err := webagents.NewHandler(manifest, actions, &webagents.HandlerOptions{
 		Origin:           "https://shop.example",
-		Manifest:         manifest,
-		Actions:          actions,
 		IdempotencyStore: redisstore.NewStore(rdb, nil),
 		Limiter:          redisstore.NewLimiter(rdb, &redisstore.LimiterOptions{Interval: 120 * time.Millisecond}),
 	})

@@ -68,9 +68,46 @@ func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
 			limiter = NewLimiter(rdb, &LimiterOptions{Interval: o.interval, Logger: o.logger})
 		}
 		hs := httptest.NewUnstartedServer(nil)
-		h, err := webagents.NewHandler(&webagents.HandlerOptions{
+		h, err := webagents.NewHandler(m, map[string]webagents.ActionHandler{
+			"order.place": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+				var in struct {
+					Order string `json:"order"`
+				}
+				if err := req.Decode(&in); err != nil {
+					return nil, err
+				}
+				f.mu.Lock()
+				f.orders[in.Order]++
+				n := f.orders[in.Order]
+				f.mu.Unlock()
+				if f.release != nil {
+					f.placing <- struct{}{}
+					select {
+					case <-f.release:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				return map[string]any{"order": in.Order, "placed": n}, nil
+			}),
+			"ping": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				s := webagents.SessionKey(ctx)
+				f.starts[s] = append(f.starts[s], req.Started)
+				return "pong", nil
+			}),
+			"large": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
+				var in struct {
+					Bytes int `json:"bytes"`
+				}
+				if err := req.Decode(&in); err != nil {
+					return nil, err
+				}
+				return strings.Repeat("x", in.Bytes), nil
+			}),
+		}, &webagents.HandlerOptions{
 			Origin:           "http://" + hs.Listener.Addr().String(),
-			Manifest:         m,
 			IdempotencyStore: store,
 			Limiter:          limiter,
 			Context: func(w http.ResponseWriter, r *http.Request) (context.Context, error) {
@@ -79,45 +116,7 @@ func newFleet(t *testing.T, srv *redisServer, o fleetOptions) *fleet {
 				}
 				return r.Context(), nil
 			},
-			Actions: map[string]webagents.ActionHandler{
-				"order.place": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-					var in struct {
-						Order string `json:"order"`
-					}
-					if err := req.Decode(&in); err != nil {
-						return nil, err
-					}
-					f.mu.Lock()
-					f.orders[in.Order]++
-					n := f.orders[in.Order]
-					f.mu.Unlock()
-					if f.release != nil {
-						f.placing <- struct{}{}
-						select {
-						case <-f.release:
-						case <-ctx.Done():
-							return nil, ctx.Err()
-						}
-					}
-					return map[string]any{"order": in.Order, "placed": n}, nil
-				}),
-				"ping": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-					f.mu.Lock()
-					defer f.mu.Unlock()
-					s := webagents.SessionKey(ctx)
-					f.starts[s] = append(f.starts[s], req.Started)
-					return "pong", nil
-				}),
-				"large": webagents.ActionFunc(func(ctx context.Context, req *webagents.ActionRequest) (any, error) {
-					var in struct {
-						Bytes int `json:"bytes"`
-					}
-					if err := req.Decode(&in); err != nil {
-						return nil, err
-					}
-					return strings.Repeat("x", in.Bytes), nil
-				}),
-			}})
+		})
 		require.NoError(t, err)
 		hs.Config.Handler = h
 		hs.Start()

@@ -104,7 +104,7 @@ func TestSentinelFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, rec)
 	require.NoError(t, s.Complete(ctx, r, webagents.IdempotencyRecord{Status: 200, Body: []byte(`{"ok":true}`)}))
-	// Replication is asynchronous (README, Durability): wait until the
+	// Replication is asynchronous (docs/webagents.md, Durability): wait until the
 	// replica has the record, so the test is about the failover.
 	acked, err := rdb.Wait(ctx, 1, 5*time.Second).Result()
 	require.NoError(t, err)

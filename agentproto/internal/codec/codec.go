@@ -10,8 +10,9 @@ import "context"
 var (
 	// EncodePayload checks or encodes a Call's payload.
 	EncodePayload func(payload any) ([]byte, error)
-	// DecodeResult decodes a raw result into result as Call does.
-	DecodeResult func(res []byte, result any) error
+	// DecodeResult decodes a raw result of a request of type typ into
+	// result as Call does (an error matches agentproto.ErrInvalidResult).
+	DecodeResult func(typ string, res []byte, result any) error
 	// ContextError is the error of a call whose ctx ended (ErrTimeout for
 	// a deadline), else fallback.
 	ContextError func(ctx context.Context, fallback error) error
