@@ -30,6 +30,7 @@ func callerTurn(t *testing.T, e *env, ctx context.Context) (*extbridgetest.Exten
 	errc, cmd := readInFlight(t, e, ext)
 	require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{Content: "first"}))
 	require.NoError(t, <-errc)
+	synctest.Wait() // the serve loop leaves the turn after handing the result
 	require.Equal(t, turnFree, turnOf(c))
 
 	second := make(chan error, 1)
@@ -112,6 +113,7 @@ func TestCallerReadingHandsOver(t *testing.T) {
 		assert.Equal(t, turnServe, turnOf(c))
 		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{Content: "second"}))
 		require.NoError(t, <-errc)
+		synctest.Wait()
 
 		// The turn is free again: a large result goes to the serve loop.
 		require.Equal(t, turnFree, turnOf(c))
@@ -134,6 +136,7 @@ func TestFreeTurnReclaimedForFrames(t *testing.T) {
 		errc, cmd := readInFlight(t, e, ext)
 		require.NoError(t, ext.Reply(t.Context(), cmd.ID, &extbridgetest.Result{}))
 		require.NoError(t, <-errc)
+		synctest.Wait()
 		require.Equal(t, turnFree, turnOf(c))
 		start := time.Now()
 		f, err := ext.Request(t.Context(), "list_models", "models")
