@@ -27,14 +27,23 @@ func reportP50(b *testing.B, d []time.Duration) {
 }
 
 // BenchmarkCommandRoundTrip measures a browser command from the hub to the
-// fake extension and its result back, over loopback TCP.
-func BenchmarkCommandRoundTrip(b *testing.B) { commandRoundTrip(b, 0) }
+// fake extension and its result back, over loopback TCP. Each command
+// follows the last at once, so its caller finds the reading turn free and
+// reads its own result (readturn.go).
+func BenchmarkCommandRoundTrip(b *testing.B) { commandRoundTrip(b, 0, 0) }
 
 // BenchmarkCommandRoundTripProtocol2 is BenchmarkCommandRoundTrip on a
 // protocol-2 connection.
-func BenchmarkCommandRoundTripProtocol2(b *testing.B) { commandRoundTrip(b, Protocol2) }
+func BenchmarkCommandRoundTripProtocol2(b *testing.B) { commandRoundTrip(b, Protocol2, 0) }
 
-func commandRoundTrip(b *testing.B, proto ProtocolVersion) {
+// BenchmarkCommandRoundTripAfterPause is BenchmarkCommandRoundTripProtocol2
+// with a pause longer than turnIdle before each command (not timed): the
+// serve loop has the turn back and hands each result to its caller.
+func BenchmarkCommandRoundTripAfterPause(b *testing.B) {
+	commandRoundTrip(b, Protocol2, 2*turnIdle)
+}
+
+func commandRoundTrip(b *testing.B, proto ProtocolVersion, pause time.Duration) {
 	e := newTCPEnv(b, HubOptions{})
 	result := &extbridgetest.Result{URL: "https://example.com/", Title: "Example"}
 	e.dial(b, extbridgetest.Options{
@@ -46,6 +55,11 @@ func commandRoundTrip(b *testing.B, proto ProtocolVersion) {
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
 		start := time.Now()
 		if _, err := e.hub.Click(ctx, "button.submit"); err != nil {
 			b.Fatal(err)
@@ -116,26 +130,34 @@ func BenchmarkBareWebSocketRoundTrip(b *testing.B) {
 	reportP50(b, durations)
 }
 
-// BenchmarkJSONWebSocketRoundTrip is the floor of a command round trip:
-// the hub's JSON work and goroutine structure without the hub, on a plain
-// coder/websocket connection over loopback TCP with the roles the hub and
-// the fake extension have. The caller, on the server's end as the hub is,
-// encodes a browser_command (a fresh UUID, the default 30 s timeout_ms),
-// writes it in place and waits; the client's reader goroutine decodes it
-// and encodes the browser_result the fake extension sends; the server's
-// one reader goroutine decodes that and hands it to the caller on a
-// channel. The hand-off is part of the floor: a connection that also
-// carries frames nobody waits for (chat, tool requests, pings, the panel's
-// requests) needs one reader, so the caller cannot read its own reply.
-func BenchmarkJSONWebSocketRoundTrip(b *testing.B) { jsonRoundTrip(b, true) }
+// BenchmarkJSONWebSocketRoundTrip is a floor of a command round trip with
+// the hub's old goroutine structure: the hub's JSON work without the hub,
+// on a plain coder/websocket connection over loopback TCP with the roles
+// the hub and the fake extension have. The caller, on the server's end as
+// the hub is, encodes a browser_command (a fresh UUID, the default 30 s
+// timeout_ms), writes it in place and waits; the client's reader goroutine
+// decodes it and encodes the browser_result the fake extension sends; the
+// server's one reader goroutine decodes that and hands it to the caller on
+// a channel. The hub still does that when its serve loop holds the reading
+// turn (BenchmarkCommandRoundTripAfterPause).
+func BenchmarkJSONWebSocketRoundTrip(b *testing.B) { jsonRoundTrip(b, true, 0) }
 
 // BenchmarkJSONWebSocketRoundTripCallerReads is BenchmarkJSONWebSocketRoundTrip
 // with the caller reading its own reply: no reader goroutine, no hand-off.
-// A bound no connection with one reader reaches, reported to show what the
-// hand-off costs.
-func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) { jsonRoundTrip(b, false) }
+// The floor of the round-trip goal: a caller of the hub that finds the
+// reading turn free does the same.
+func BenchmarkJSONWebSocketRoundTripCallerReads(b *testing.B) { jsonRoundTrip(b, false, 0) }
 
-func jsonRoundTrip(b *testing.B, handOff bool) {
+// BenchmarkJSONWebSocketRoundTripAfterPause and
+// BenchmarkJSONWebSocketRoundTripCallerReadsAfterPause are the two floors
+// with BenchmarkCommandRoundTripAfterPause's pause before each command.
+func BenchmarkJSONWebSocketRoundTripAfterPause(b *testing.B) { jsonRoundTrip(b, true, 2*turnIdle) }
+
+func BenchmarkJSONWebSocketRoundTripCallerReadsAfterPause(b *testing.B) {
+	jsonRoundTrip(b, false, 2*turnIdle)
+}
+
+func jsonRoundTrip(b *testing.B, handOff bool, pause time.Duration) {
 	srv := floorPair(b, floorAnswer)
 	ctx := context.Background()
 	read := func() (*resultFrame, error) {
@@ -162,6 +184,11 @@ func jsonRoundTrip(b *testing.B, handOff bool) {
 	durations := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
 		start := time.Now()
 		cmd, _ := json.Marshal(commandFrame{Type: typeCommand, ID: uuid.New(), Action: "click", Selector: "button.submit", TimeoutMS: 30000})
 		if err := srv.Write(ctx, websocket.MessageText, cmd); err != nil {

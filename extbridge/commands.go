@@ -106,6 +106,9 @@ func (p *pendingCall) finish(o callOutcome) {
 	p.once.Do(func() {
 		p.out = o
 		close(p.done)
+		if p.conn != nil {
+			p.conn.interruptTurn(p) // when its caller reads, it stops
+		}
 	})
 }
 
@@ -279,6 +282,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	}
 	call.conn = c
 	h.calls[id] = call
+	c.pending.Add(1)
 	h.mu.Unlock()
 
 	if err := c.sendNow(ctx, frame); err != nil {
@@ -291,6 +295,17 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 	h.mu.Lock()
 	h.armCallLocked(call, wait)
 	h.mu.Unlock()
+	if c.takeTurn(call) {
+		// Nobody reads the connection: read the result here (readturn.go).
+		var stop func() bool
+		if ctx.Done() != nil {
+			stop = context.AfterFunc(ctx, func() { c.interruptTurn(call) })
+		}
+		c.readAsCaller(call, ctx.Done())
+		if stop != nil {
+			stop()
+		}
+	}
 	select {
 	case <-call.done:
 		// A result or a lost connection has unregistered the call already;
@@ -364,6 +379,7 @@ func (h *Hub) dropCall(call *pendingCall) {
 	h.mu.Lock()
 	if h.calls[call.id] == call {
 		delete(h.calls, call.id)
+		call.conn.pending.Add(-1)
 	}
 	h.mu.Unlock()
 }
@@ -380,6 +396,7 @@ func (h *Hub) completeCall(c *extConn, f *resultFrame) {
 		return
 	}
 	delete(h.calls, f.ID)
+	c.pending.Add(-1)
 	h.mu.Unlock()
 	if f.decodeErr != nil {
 		call.finish(callOutcome{err: fmt.Errorf("%w: %v", ErrInvalidResult, f.decodeErr)})

@@ -79,6 +79,9 @@ type extConn struct {
 	toolsMu sync.Mutex
 	tools   map[string]struct{} // tool request ids in flight
 
+	turn    readTurn     // who reads: the serve loop or a command's caller
+	pending atomic.Int32 // browser commands in flight on this connection (changed under hub.mu)
+
 	wg sync.WaitGroup // writer, pinger, tool goroutines
 }
 
@@ -88,6 +91,7 @@ type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
 	cork *corkConn
+	gate *frameGate
 }
 
 func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -96,16 +100,31 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return c, brw, err
 	}
 	w.conn = c
+	// Route the WebSocket's reads through the frame gate (readturn.go),
+	// with whatever the server had read past the request.
+	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	w.gate = newFrameGate(c, buffered)
+	gated := &gatedConn{Conn: c, gate: w.gate}
+	brw.Reader = bufio.NewReaderSize(gated, 4096)
 	if brw.Writer.Buffered() == 0 {
 		// Route the WebSocket's writes through a corkable writer, so that
 		// the writer goroutine can send a burst of queued frames in one
 		// system call.
-		w.cork = &corkConn{Conn: c}
+		w.cork = &corkConn{Conn: gated}
 		brw.Writer = bufio.NewWriterSize(w.cork, 4096)
 		return w.cork, brw, nil
 	}
-	return c, brw, nil
+	return gated, brw, nil
 }
+
+// gatedConn is the hijacked connection as the WebSocket library sees it:
+// its reads go through the frame gate.
+type gatedConn struct {
+	net.Conn
+	gate *frameGate
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) { return c.gate.Read(p) }
 
 // corkConn batches writes while corked; uncork sends them in one call.
 // Writes are serialized by its mutex, so bytes keep their order whichever
@@ -201,6 +220,7 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		done:  make(chan struct{}),
 		tools: map[string]struct{}{},
 	}
+	c.turn.gate, c.turn.wake = rec.gate, make(chan struct{}, 1)
 	c.info = ConnInfo{Origin: origin, RemoteAddr: r.RemoteAddr}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.touch()
@@ -231,6 +251,7 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 func (c *extConn) serve() {
 	h := c.hub
 	defer func() {
+		c.stopTurnTimer()
 		c.cancel()
 		c.wg.Wait()
 		c.kill()
@@ -413,29 +434,46 @@ func (h *Hub) admitReplacementLocked(old, c *extConn) (bool, []any) {
 	return true, nil
 }
 
+// readLoop is the serve loop's reading: it reads every frame while it
+// holds the turn (readturn.go), and waits for the turn to come back after a
+// result that left it free.
 func (c *extConn) readLoop() {
-	h := c.hub
 	for {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
-			code, cause := c.readFailure(err)
-			c.terminate(cause, code, false)
-			h.log.Debug("extbridge: read ended", "err", err)
+			c.readFailed(err)
 			return
 		}
-		c.touch()
-		if c.endedFlag.Load() {
-			// Replaced or closing: the socket stays open only for the close
-			// handshake, and nothing it still sends is acted on.
-			c.ignored("connection ended", "", len(data), nil)
-			continue
+		if c.received(typ, data) && c.turn.gate != nil && c.releaseTurn(nil) {
+			if f := c.awaitTurn(); f != nil {
+				c.received(websocket.MessageText, f)
+			}
 		}
-		if typ != websocket.MessageText {
-			h.log.Debug("extbridge: ignored binary frame", "size", len(data))
-			continue
-		}
-		c.dispatch(data)
 	}
+}
+
+// readFailed ends the connection on a read error.
+func (c *extConn) readFailed(err error) {
+	code, cause := c.readFailure(err)
+	c.terminate(cause, code, false)
+	c.hub.log.Debug("extbridge: read ended", "err", err)
+}
+
+// received handles a frame read from an authenticated extension; it reports
+// whether it was a browser_result.
+func (c *extConn) received(typ websocket.MessageType, data []byte) bool {
+	c.touch()
+	if c.endedFlag.Load() {
+		// Replaced or closing: the socket stays open only for the close
+		// handshake, and nothing it still sends is acted on.
+		c.ignored("connection ended", "", len(data), nil)
+		return false
+	}
+	if typ != websocket.MessageText {
+		c.hub.log.Debug("extbridge: ignored binary frame", "size", len(data))
+		return false
+	}
+	return c.dispatch(data)
 }
 
 // readFailure turns the error that ended the read loop into the cause the
@@ -662,6 +700,7 @@ func (c *extConn) endLocked(cause error, code websocket.StatusCode) ([]*pendingC
 	for id, call := range h.calls {
 		if call.conn == c {
 			delete(h.calls, id)
+			c.pending.Add(-1)
 			failed = append(failed, call)
 		}
 	}
@@ -681,6 +720,7 @@ func (c *extConn) afterEnd(failed []*pendingCall) {
 	}
 	close(c.done)
 	c.cancel()
+	c.reclaimTurn() // the serve loop reads until the socket is closed
 	if c.authenticated.Load() {
 		c.hub.log.Info("extbridge: extension disconnected", "reason", c.endErr)
 	}

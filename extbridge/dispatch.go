@@ -10,12 +10,13 @@ import (
 
 // dispatch handles one text frame from an authenticated extension. Frames
 // that are not JSON objects with a string type, frames of unknown types and
-// malformed frames are ignored; the connection stays open.
-func (c *extConn) dispatch(data []byte) {
+// malformed frames are ignored; the connection stays open. It reports
+// whether the frame was a browser_result.
+func (c *extConn) dispatch(data []byte) bool {
 	typ, frame, err := decodeInbound(data)
 	if err != nil {
 		c.ignored("malformed", typ, len(data), err)
-		return
+		return false
 	}
 	h := c.hub
 	b := h.opts.Backend
@@ -24,31 +25,32 @@ func (c *extConn) dispatch(data []byte) {
 		c.ignored("unknown type", typ, len(data), nil)
 	case *resultFrame:
 		h.completeCall(c, f)
+		return true
 	case *approvalResponseFrame:
 		if f.ToolCallID != "" {
 			// Protocol 2: {tool_call_id, approved, scope?}. The scope is
 			// ignored, as the reference does: an answer decides the call
 			// it names and nothing else.
 			h.ResolveApproval(f.ToolCallID, f.Approved)
-			return
+			return false
 		}
 		h.ResolveApproval(f.RequestID, f.Action == approveAction)
 	case *toolRequestFrame:
 		c.startTool(f)
 	case *resumeFrame:
 		if f.ID == "" {
-			return
+			return false
 		}
 		ctx, ok := c.scoped(f.ProjectDir)
 		if !ok {
-			return
+			return false
 		}
 		snap, err := b.ResumeConversation(ctx, f.ID)
 		if err != nil || snap == nil {
 			if err != nil && !errors.Is(err, ErrUnknownConversation) {
 				h.log.Warn("extbridge: resume_conversation failed", "err", err)
 			}
-			return
+			return false
 		}
 		if snap.ConversationID == "" {
 			snap.ConversationID = f.ID
@@ -62,7 +64,7 @@ func (c *extConn) dispatch(data []byte) {
 	case *newSessionFrame:
 		ctx, ok := c.scoped(f.ProjectDir)
 		if !ok {
-			return
+			return false
 		}
 		opts := SessionOptions{Model: f.Model, SystemPrompt: f.SystemPrompt, CustomInstructions: f.CustomInstructions,
 			SandboxDirectories: f.SandboxDirectories, MaxTurns: max(f.MaxTurns, 0)}
@@ -73,7 +75,7 @@ func (c *extConn) dispatch(data []byte) {
 	case *selectModelFrame:
 		ctx, ok := c.scoped(f.ProjectDir)
 		if !ok {
-			return
+			return false
 		}
 		if f.Model != "" {
 			if err := b.SelectModel(ctx, f.Model); err != nil {
@@ -85,7 +87,7 @@ func (c *extConn) dispatch(data []byte) {
 	case *setModeFrame:
 		ctx, ok := c.scoped(f.ProjectDir)
 		if !ok {
-			return
+			return false
 		}
 		if m := Mode(f.Mode); m.Valid() {
 			if err := b.SetMode(ctx, m); err != nil {
@@ -98,10 +100,11 @@ func (c *extConn) dispatch(data []byte) {
 	case *bareFrame:
 		ctx, ok := c.scoped(f.ProjectDir)
 		if !ok {
-			return
+			return false
 		}
 		c.dispatchBare(ctx, f.Type)
 	}
+	return false
 }
 
 // userMessage delivers a panel message of either dialect.
