@@ -57,14 +57,14 @@ type ClientOptions struct {
 	// request fails with a *[RequestSizeError] before anything is written,
 	// so the connection stays up (a server closes the connection after
 	// answering an oversized frame). Zero means [DefaultMaxRequestSize],
-	// the limit of this package's [Server] and of the reference host.
+	// the limit of a [github.com/agentbridge/agentbridge/agentproto/bridge.Server] and of the reference host.
 	MaxRequestSize int
 	// Logger receives the client's diagnostics. Nil means none.
 	Logger *slog.Logger
 }
 
-// Client is a connection to an agent protocol server (this package's [Host],
-// or the reference Node.js host). Many calls may be in flight at once,
+// Client is a connection to an agent protocol server (a
+// [github.com/agentbridge/agentbridge/agentproto/bridge.Server], or the reference Node.js host). Many calls may be in flight at once,
 // from many goroutines: all its methods are safe for concurrent use.
 type Client struct {
 	nc       net.Conn
@@ -109,8 +109,8 @@ func PlatformSocketPath() string { return defaultSocketPath() }
 // the path and opts.Token are all it uses ([DialEnv] follows the
 // reference client's WEBOPERATOR_* variables).
 //
-// A [Server] closes a connection that sends no authenticated request
-// within its ServerOptions.AuthTimeout (10 s by default): a program that
+// A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes a connection that sends no authenticated
+// request within its ServerOptions.AuthTimeout (10 s by default): a program that
 // dials early and only listens to events, or calls much later, sends a
 // first request at once, such as [Client.Health].
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {

@@ -277,7 +277,7 @@ func (c *Client) ConfirmTask(ctx context.Context, id string, allow bool) error {
 // waitMargin is how much longer than tasks.wait's own wait the bridge
 // is given before it times the request out (the reference's HTTP layer
 // adds 5 s).
-const waitMargin = 5 * time.Second
+const waitMargin = wire.WaitMargin
 
 // WaitTask waits until a task settles ([TaskStatus.Settled]) and returns it.
 // If the wait ends first, the task is returned in its current state, not

@@ -6,6 +6,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentbridge/agentbridge/agentproto/internal/loopback"
+)
+
+// Defaults of the bridge's HTTP API address (package httpapi serves it).
+const (
+	// DefaultHTTPPort is the HTTP API's port when WEBOPERATOR_BRIDGE_PORT
+	// is not set.
+	DefaultHTTPPort = 8765
+	// DefaultHTTPHost is the HTTP API's address when
+	// WEBOPERATOR_BRIDGE_HOST is not set.
+	DefaultHTTPHost = "127.0.0.1"
 )
 
 // Config is the bridge's configuration as the environment gives it (the
@@ -28,12 +40,6 @@ type Config struct {
 // HTTPAddr returns HTTPHost:HTTPPort.
 func (c Config) HTTPAddr() string {
 	return net.JoinHostPort(c.HTTPHost, strconv.Itoa(c.HTTPPort))
-}
-
-// ServerOptions returns new server options with the configured auth,
-// for [NewServer].
-func (c Config) ServerOptions() *ServerOptions {
-	return &ServerOptions{Token: c.Token, AllowUnauthenticated: c.AllowUnauthenticated}
 }
 
 // ClientOptions returns new client options with the configured token,
@@ -62,7 +68,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.HTTPHost == "" {
 		c.HTTPHost = DefaultHTTPHost
 	}
-	if !loopbackHost(c.HTTPHost) {
+	if !loopback.Host(c.HTTPHost) {
 		return c, fmt.Errorf("agentproto: %s=%q: only loopback addresses may be served", EnvBridgeHost, c.HTTPHost)
 	}
 	if p := strings.TrimSpace(getenv(EnvBridgePort)); p != "" {

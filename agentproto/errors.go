@@ -84,8 +84,6 @@ var (
 	// ErrClosed is returned for calls on a closed [Client], and (wrapped with
 	// the cause) for calls pending when the connection was lost.
 	ErrClosed = errors.New("agentproto: connection closed")
-	// ErrServerClosed is returned by [Server.Serve] after Shutdown or Close.
-	ErrServerClosed = errors.New("agentproto: server closed")
 )
 
 // RemoteError is an error reply: the string the peer sent, unchanged.
@@ -134,24 +132,6 @@ func NewUnknownRequestError(typ string) *RemoteError {
 	return &RemoteError{Message: MsgUnknownRequestPrefix + typ}
 }
 
-func tooManyInFlight(limit int) *RemoteError {
-	return &RemoteError{Message: MsgTooManyInFlightPrefix + strconv.Itoa(limit)}
-}
-
-func requestTooLarge(size, limit int) *RemoteError {
-	return &RemoteError{Message: MsgRequestTooLargePrefix + "the frame would be " + strconv.Itoa(size) +
-		" bytes and Chrome accepts at most " + strconv.Itoa(limit)}
-}
-
-var (
-	errStreamClosed     = &RemoteError{Message: MsgStreamClosed}
-	errExtensionOffline = &RemoteError{Message: MsgExtensionOffline}
-	errUnauthorized     = &RemoteError{Message: MsgUnauthorized}
-	errTokenNotSet      = &RemoteError{Message: MsgTokenNotConfigured}
-	errLinkCongested    = &RemoteError{Message: MsgLinkCongested}
-	errShuttingDown     = &RemoteError{Message: MsgShuttingDown}
-)
-
 // The server's answer to a request frame over its limit: the prefix, the
 // size, msgRequestFrameLimit, the limit, " bytes".
 const (
@@ -165,7 +145,7 @@ func requestFrameTooLarge(size, limit uint64) string {
 
 // RequestSizeError is returned by [Client.Call], before anything is
 // written, for a request whose frame would exceed
-// [ClientOptions.MaxRequestSize]. Its message is the one a [Server]
+// [ClientOptions.MaxRequestSize]. Its message is the one a [github.com/agentbridge/agentbridge/agentproto/bridge.Server]
 // answers such a frame with, and it matches [ErrRequestFrameTooLarge].
 type RequestSizeError struct {
 	Size  int // the frame's size in bytes

@@ -108,21 +108,7 @@ func (e Event) TaskID() string {
 	return v.Task.ID
 }
 
-func eventKind(raw []byte) string {
-	if len(raw) == 0 || raw[0] != '{' {
-		return ""
-	}
-	var it wire.Members
-	it.Reset(raw)
-	kind := ""
-	for it.Next() {
-		if m := it.Member(); string(wire.UnescapeKey(m)) == "kind" && m.Value[0] == '"' {
-			k, _ := wire.Unquote(m.Value)
-			kind = string(k)
-		}
-	}
-	return kind
-}
+func eventKind(raw []byte) string { return wire.EventKind(raw) }
 
 // SubscribeOptions configures a [Subscription]. Nil means defaults.
 type SubscribeOptions struct {

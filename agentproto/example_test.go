@@ -7,29 +7,26 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
-	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
 // A whole bridge in memory: the client talks to a server whose host
 // forwards to a stand-in extension.
 func Example() {
 	ctx := context.Background()
-	bridge := agentprototest.NewBridge(&agentprototest.BridgeOptions{
+	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
 			agentproto.TypeClick: agentprototest.HandlerFunc(func(context.Context, *agentprototest.Request) (any, error) {
 				return json.RawMessage(`{"kind":"action:result","result":{"ok":true,"durationMs":12}}`), nil
 			}),
 		}},
 	})
-	defer bridge.Close()
-	bridge.WaitOnline(ctx)
+	defer b.Close()
+	b.WaitOnline(ctx)
 
-	c, err := bridge.Dial(ctx, nil)
+	c, err := b.Dial(ctx, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -110,36 +107,5 @@ func ExampleDial() {
 	defer events.Close()
 	for e := range events.Events() {
 		fmt.Println(e.Kind)
-	}
-}
-
-// A bridge, as examples/weboperator-host wires it: the browser's native
-// messaging port on stdio, agents on the Unix socket. (Compiled, not run:
-// it takes over stdio.)
-func ExampleNewServer() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	conn, err := nativemsg.OpenStdio(nil) // Chrome's port
-	if err != nil {
-		log.Fatal(err)
-	}
-	host := agentproto.NewHost(conn, nil) // bridge:hello, host-made ids, 1 MiB refusal
-	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: os.Getenv(agentproto.EnvToken)})
-	// WEBOPERATOR_AGENT_SOCKET, else the platform's default path: 0600 from
-	// birth, never replaces a stranger's socket.
-	l, err := agentproto.ListenUnix(ctx, os.Getenv(agentproto.EnvSocket))
-	if err != nil {
-		log.Fatal(err)
-	}
-	go func() {
-		// Serve retries EMFILE and the like itself: a return is for good.
-		if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) {
-			log.Fatal(err)
-		}
-	}()
-	err = host.Run(ctx) // until the extension disconnects; every pending request then fails
-	srv.Shutdown(context.Background())
-	if err != nil && !errors.Is(err, context.Canceled) {
-		log.Fatal(err)
 	}
 }

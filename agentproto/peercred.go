@@ -1,9 +1,20 @@
 package agentproto
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"syscall"
+)
+
+// Errors of the client's peer check.
+var (
+	// ErrForeignPeer is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
+	// server runs as another user.
+	ErrForeignPeer = errors.New("agentproto: the server runs as another user")
+	// ErrPeerCredentials is returned by Dial (unless ClientOptions.InsecureSkipPeerCheck) when the
+	// peer's credentials cannot be read.
+	ErrPeerCredentials = errors.New("agentproto: cannot read the peer's credentials")
 )
 
 // The per-OS checkPeerOwner(nc net.Conn) error (peercred_*.go) returns

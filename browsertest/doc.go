@@ -12,7 +12,7 @@
 //     by [BuildHost] if you like), whose manifest Start installs into the
 //     profile; or, when Options.Host is empty, to the test itself:
 //     [Browser.AcceptNative] returns the host's end of each native port,
-//     which agentproto.NewHost runs a host on in-process, or which the
+//     which agentproto/bridge.NewHost runs a host on in-process, or which the
 //     test reads and writes frames on.
 //   - The extension bridge: to your hub on 127.0.0.1
 //     (extension.Options.HubPort and HubToken; HubProtocol 2 for the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/browsertest"
 )
 
@@ -37,9 +38,9 @@ func testAgentInChromium(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	socket, token := filepath.Join(dir, "bridge.sock"), "test-token"
-	host := agentproto.NewHost(port.Conn, nil)
-	srv := agentproto.NewServer(&agentproto.ServerOptions{Extension: host, Token: token})
-	l, err := agentproto.ListenUnix(ctx, socket)
+	host := bridge.NewHost(port.Conn, nil)
+	srv := bridge.NewServer(&bridge.ServerOptions{Extension: host, Token: token})
+	l, err := bridge.ListenUnix(ctx, socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func testAgentInChromium(t *testing.T) {
 	go func() { served <- srv.Serve(l) }()
 	defer func() {
 		srv.Close()
-		if err := <-served; !errors.Is(err, agentproto.ErrServerClosed) {
+		if err := <-served; !errors.Is(err, bridge.ErrServerClosed) {
 			t.Error(err)
 		}
 	}()

@@ -30,7 +30,7 @@ func init() {
 // NativePort is the host's end of the extension's native messaging port,
 // held by the test: read the frames the extension sends and write frames
 // to it with the embedded Conn, whose limits are a host's (read 64 MiB,
-// write 1 MiB, as Chrome enforces). Give it to agentproto.NewHost to run
+// write 1 MiB, as Chrome enforces). Give it to bridge.NewHost to run
 // an agent protocol host in the test, or speak the frames yourself.
 // Closing it drops the port, which the extension sees as its host exiting
 // (it starts a new one after extension.Options.NativeReconnectDelay).

@@ -8,7 +8,7 @@ import (
 )
 
 // unauthConns guards the server of Serve and ListenAndServe with the SDK's
-// shared mechanism (internal/connguard, as agentproto.NewHTTPServer): at
+// shared mechanism (internal/connguard, as agentproto/httpapi.NewServer): at
 // most max connections that have not authenticated as the extension (HTTP
 // requests and keep-alive connections, artifact downloads, WebSockets
 // before their hello) stay open, whatever their state. One more evicts the

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/internal/memnet"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
@@ -43,9 +44,9 @@ func (l *Listener) Addr() net.Addr { return l.l.Addr() }
 type BridgeOptions struct {
 	// Server configures the server; its Extension is the [Bridge]'s Host.
 	// The zero value allows unauthenticated requests unless Token is set.
-	Server agentproto.ServerOptions
+	Server bridge.ServerOptions
 	// Host configures the host.
-	Host agentproto.HostOptions
+	Host bridge.HostOptions
 	// Extension configures the stand-in extension. A nil [Handler] there
 	// means [Echo] unless Manual is set.
 	Extension Options
@@ -57,8 +58,8 @@ type BridgeOptions struct {
 // an in-memory [Listener], a Host joined to it, and a stand-in [Extension] at
 // the browser end of the Host's native messaging pipe.
 type Bridge struct {
-	Server    *agentproto.Server
-	Host      *agentproto.Host
+	Server    *bridge.Server
+	Host      *bridge.Host
 	Extension *Extension
 	Listener  *Listener
 
@@ -87,9 +88,9 @@ func NewBridgeOn(hostEnd, browserEnd *nativemsg.Conn, opts *BridgeOptions) *Brid
 		o.Extension.Handler = Echo
 	}
 	b := &Bridge{Listener: NewListener()}
-	b.Host = agentproto.NewHost(hostEnd, &o.Host)
+	b.Host = bridge.NewHost(hostEnd, &o.Host)
 	o.Server.Extension = b.Host
-	b.Server = agentproto.NewServer(&o.Server)
+	b.Server = bridge.NewServer(&o.Server)
 	b.Extension = NewExtension(browserEnd, &o.Extension)
 	b.wg.Go(func() { b.Host.Run(context.Background()) })
 	b.wg.Go(func() { b.Server.Serve(b.Listener) })
@@ -106,7 +107,7 @@ func (b *Bridge) Dial(ctx context.Context, opts *agentproto.ClientOptions) (*age
 }
 
 // WaitOnline waits until the host has seen the extension's hello (see
-// [agentproto.Host.WaitOnline]).
+// [bridge.Host.WaitOnline]).
 func (b *Bridge) WaitOnline(ctx context.Context) error {
 	return b.Host.WaitOnline(ctx)
 }

@@ -10,8 +10,8 @@
 // on [Extension.Requests] to answer in any order. It can also emit
 // events, send malformed frames and vanish, for fault tests.
 //
-// [Bridge] is a whole bridge in memory: an [agentproto.Server] on an
-// in-memory [Listener], an [agentproto.Host] joined to it, and an
+// [Bridge] is a whole bridge in memory: a [bridge.Server] on an
+// in-memory [Listener], a [bridge.Host] joined to it, and an
 // [Extension] at the host's browser end. [Bridge.Dial] returns an
 // [agentproto.Client] connected to it.
 //
@@ -37,7 +37,7 @@
 // # In-memory transport
 //
 // [Listener] is an in-memory [net.Listener] whose connections are
-// [net.Pipe] pairs: serve an [agentproto.Server] on it and connect with
+// [net.Pipe] pairs: serve a [bridge.Server] on it and connect with
 // [Listener.Dial]. It needs no file system, and inside a testing/synctest
 // bubble (create the Listener there) Accept, Dial and its connections
 // block durably and follow the bubble's fake clock, so timeouts can be

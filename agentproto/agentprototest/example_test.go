@@ -7,13 +7,14 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 )
 
 // Test an agent against a whole bridge in memory: server, native host and
 // a stand-in extension whose answers the test scripts.
 func ExampleNewBridge() {
 	b := agentprototest.NewBridge(&agentprototest.BridgeOptions{
-		Server: agentproto.ServerOptions{Token: "test-token"},
+		Server: bridge.ServerOptions{Token: "test-token"},
 		Extension: agentprototest.Options{Handler: agentprototest.Mux{
 			agentproto.TypeNavigate: agentprototest.HandlerFunc(func(_ context.Context, r *agentprototest.Request) (any, error) {
 				return map[string]any{"ok": true, "tabId": 7, "url": "https://example.com/"}, nil

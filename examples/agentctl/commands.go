@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 )
 
 // command is one typed subcommand. Its usage line is the one the usage
@@ -175,7 +176,7 @@ var commands = []command{
 	{name: "tools", usage: "tools", define: noFlags(0, func(_ []string, _ *globalFlags) func(context.Context, *agentproto.Client) (any, error) {
 		return func(context.Context, *agentproto.Client) (any, error) {
 			var b strings.Builder
-			for _, t := range agentproto.Tools() {
+			for _, t := range tools.List() {
 				fmt.Fprintf(&b, "%s\t%s\n", t.Name, t.Description)
 			}
 			return text(b.String()), nil
@@ -193,8 +194,8 @@ var commands = []command{
 				toolArgs = json.RawMessage(args[1])
 			}
 			inv := call(func(ctx context.Context, c *agentproto.Client) (any, error) {
-				res, err := agentproto.CallTool(ctx, c, args[0], toolArgs, &agentproto.CallToolOptions{
-					Progress: func(p agentproto.ToolProgress) { fmt.Fprintln(progress, "agentctl:", p.Message) },
+				res, err := tools.Call(ctx, c, args[0], toolArgs, &tools.CallOptions{
+					Progress: func(p tools.Progress) { fmt.Fprintln(progress, "agentctl:", p.Message) },
 				})
 				if err != nil {
 					return nil, err
@@ -206,8 +207,8 @@ var commands = []command{
 				}
 				return text(res.Text + "\n"), nil
 			})
-			if args[0] == agentproto.ToolExecuteGoal {
-				inv.timeout = agentproto.DefaultMaxGoalTimeout + time.Minute // the tool bounds itself
+			if args[0] == tools.ExecuteGoal {
+				inv.timeout = tools.DefaultMaxGoalTimeout + time.Minute // the tool bounds itself
 			}
 			return inv, nil
 		}

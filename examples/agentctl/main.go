@@ -3,7 +3,7 @@
 // (agentproto.Dial), send commands with the typed methods of
 // agentproto.Client or raw with Client.Call, follow events with
 // Client.Subscribe, and run the shared tool catalogue with
-// agentproto.CallTool.
+// tools.Call.
 //
 // Given one request as JSON it behaves like the reference agent-client:
 // the result as indented JSON on standard output, events as JSON lines on

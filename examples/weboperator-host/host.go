@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 )
 
 // serve runs the host until the browser closes the link or ctx ends.
@@ -36,11 +38,13 @@ func serve(ctx context.Context, origin string, env env) error {
 	if err != nil {
 		return fmt.Errorf("opening the browser link: %w", err)
 	}
-	host := agentproto.NewHost(conn, &agentproto.HostOptions{CallerOrigin: origin, AllowedOrigins: allowed, Logger: log})
-	srvOpts := cfg.ServerOptions()
-	srvOpts.Extension = host
-	srvOpts.Logger = log
-	srv := agentproto.NewServer(srvOpts)
+	host := bridge.NewHost(conn, &bridge.HostOptions{CallerOrigin: origin, AllowedOrigins: allowed, Logger: log})
+	srv := bridge.NewServer(&bridge.ServerOptions{
+		Token:                cfg.Token,
+		AllowUnauthenticated: cfg.AllowUnauthenticated,
+		Extension:            host,
+		Logger:               log,
+	})
 
 	// A server that stops for any reason but our shutdown ends the host
 	// (logged, exit status 1): the browser then starts a fresh one when
@@ -57,7 +61,7 @@ func serve(ctx context.Context, origin string, env env) error {
 	} else {
 		log.Info("weboperator-host: listening", "socket", cfg.SocketPath)
 		wg.Go(func() {
-			if err := srv.Serve(l); !errors.Is(err, agentproto.ErrServerClosed) {
+			if err := srv.Serve(l); !errors.Is(err, bridge.ErrServerClosed) {
 				log.Error("weboperator-host: agent socket failed; exiting", "err", err)
 				fail(fmt.Errorf("agent socket: %w", err))
 			}
@@ -67,8 +71,8 @@ func serve(ctx context.Context, origin string, env env) error {
 	var httpSrv *http.Server
 	if cfg.HTTPPort != 0 {
 		origins := append([]string{origin}, allowed...)
-		httpSrv = agentproto.NewHTTPServer(srv.HTTPHandler(&agentproto.HTTPOptions{AllowedOrigins: origins}),
-			&agentproto.HTTPServerOptions{Logger: log})
+		httpSrv = httpapi.NewServer(httpapi.NewHandler(srv, &httpapi.HandlerOptions{AllowedOrigins: origins}),
+			&httpapi.ServerOptions{Logger: log})
 		hl, err := net.Listen("tcp", cfg.HTTPAddr())
 		if err != nil {
 			log.Warn("weboperator-host: HTTP API unavailable", "err", err)

@@ -8,9 +8,9 @@
 // writes its manifest, so that the browser can start it.
 //
 // It is written as an example of embedding the SDK with its public API
-// only: [agentproto.NewHost] on [nativemsg.OpenStdio] for the browser link,
-// [agentproto.NewServer] with [agentproto.ListenUnix] for agents,
-// [agentproto.NewHTTPServer] for the HTTP API, [nativemsg.Install] for the
+// only: [bridge.NewHost] on [nativemsg.OpenStdio] for the browser link,
+// [bridge.NewServer] with [bridge.ListenUnix] for agents,
+// [httpapi.NewServer] for the HTTP API, [nativemsg.Install] for the
 // manifest, and signal.NotifyContext for SIGTERM (the browser's way of
 // stopping it). Copy it into your own CLI and change what you need:
 // main.go reads the command line, host.go runs the host, install.go
@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
 
@@ -56,7 +56,7 @@ type env struct {
 	// OpenLink opens the connection to the browser (nativemsg.OpenStdio
 	// with the host's buffering).
 	OpenLink func() (*nativemsg.Conn, error)
-	// ListenAgents opens the agent socket (agentproto.ListenUnix).
+	// ListenAgents opens the agent socket (bridge.ListenUnix).
 	ListenAgents func(ctx context.Context, path string) (net.Listener, error)
 	// ShutdownGrace bounds the wait for replies to flush at exit.
 	// Zero means one second: the browser kills the host two seconds
@@ -72,7 +72,7 @@ func osEnv() env {
 		Stderr:       os.Stderr,
 		Executable:   os.Executable,
 		OpenLink:     openStdio,
-		ListenAgents: agentproto.ListenUnix,
+		ListenAgents: bridge.ListenUnix,
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/agentbridge/agentbridge/internal/hostload"
 	"github.com/agentbridge/agentbridge/internal/syncbuf"
 	"github.com/agentbridge/agentbridge/nativemsg"
@@ -261,7 +263,7 @@ func TestHostExitsPromptlyWithAnEventStreamOpen(t *testing.T) {
 		Stderr:        &stderr,
 		Executable:    os.Executable,
 		OpenLink:      func() (*nativemsg.Conn, error) { return hostEnd, nil },
-		ListenAgents:  agentproto.ListenUnix,
+		ListenAgents:  bridge.ListenUnix,
 		ShutdownGrace: time.Minute,
 	}
 	code := make(chan int, 1)
@@ -320,7 +322,7 @@ func TestIdleHTTPConnectionsDoNotLockClientsOut(t *testing.T) {
 	// Wait until the host has taken in every connection: then (with the
 	// fix) it has closed all but the newest idle ones, or (without) it
 	// has run out of descriptors.
-	probe := idle[len(idle)-1-agentproto.DefaultMaxUnauthHTTPConns]
+	probe := idle[len(idle)-1-httpapi.DefaultMaxUnauthConns]
 	require.Eventually(t, func() bool {
 		probe.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
 		_, err := probe.Read(make([]byte, 1))
@@ -386,7 +388,7 @@ func TestHostExitsWhenTheAgentSocketFails(t *testing.T) {
 		Executable: os.Executable,
 		OpenLink:   func() (*nativemsg.Conn, error) { return hostEnd, nil },
 		ListenAgents: func(ctx context.Context, path string) (net.Listener, error) {
-			l, err := agentproto.ListenUnix(ctx, path)
+			l, err := bridge.ListenUnix(ctx, path)
 			return brokenListener{l}, err
 		},
 	}

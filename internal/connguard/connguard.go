@@ -1,6 +1,6 @@
 // Package connguard guards the SDK's HTTP servers against local processes
 // that open connections without any token: the agent HTTP API
-// (agentproto.NewHTTPServer, and the MCP server's --http through it) and
+// (httpapi.NewServer, and the MCP server's --http through it) and
 // the extension hub (extbridge.Hub).
 //
 // A [Guard] installed on an *http.Server does two things:

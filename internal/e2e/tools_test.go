@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 )
 
 // The shared tool catalogue, run through the real host and the reference
@@ -21,9 +22,9 @@ func TestToolCatalogueInChromium(t *testing.T) {
 	c := ab.dial(t)
 	defer c.Close()
 	ctx := t.Context()
-	tool := func(name, args string) *agentproto.ToolResult {
+	tool := func(name, args string) *tools.Result {
 		t.Helper()
-		res, err := agentproto.CallTool(ctx, c, name, json.RawMessage(args), nil)
+		res, err := tools.Call(ctx, c, name, json.RawMessage(args), nil)
 		require.NoError(t, err, "%s %s", name, args)
 		return res
 	}
@@ -52,7 +53,7 @@ func TestToolCatalogueInChromium(t *testing.T) {
 	t.Run("scroll's default distance reaches the page", func(t *testing.T) {
 		tool("browser_navigate", `{"url":"`+site.URL+`/long"}`)
 		tool("browser_scroll", `{}`)
-		assert.Equal(t, float64(agentproto.DefaultScrollAmount), snapshot().Viewport.ScrollY)
+		assert.Equal(t, float64(tools.DefaultScrollAmount), snapshot().Viewport.ScrollY)
 	})
 
 	t.Run("screenshot is a decoded image", func(t *testing.T) {
@@ -64,7 +65,7 @@ func TestToolCatalogueInChromium(t *testing.T) {
 	})
 
 	t.Run("a command the extension lacks is its error", func(t *testing.T) {
-		_, err := agentproto.CallTool(ctx, c, "browser_solve_captcha", json.RawMessage(`{"type":"auto"}`), nil)
+		_, err := tools.Call(ctx, c, "browser_solve_captcha", json.RawMessage(`{"type":"auto"}`), nil)
 		assert.ErrorIs(t, err, agentproto.ErrUnknownRequest)
 	})
 }

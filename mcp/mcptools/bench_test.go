@@ -8,7 +8,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkInMemoryToolCall(b *testing.B) {
 	})
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	AddBridgeTools(server, caller)
-	benchInMemory(b, server, agentproto.ToolSnapshot)
+	benchInMemory(b, server, tools.BrowserSnapshot)
 }
 
 // benchInMemory connects the go-sdk's client to server over the SDK's
@@ -64,7 +64,7 @@ func BenchmarkStdioToolCall(b *testing.B) {
 	AddBridgeTools(server, caller)
 	benchLineClient(b, server, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 		return &StdioTransport{In: in, Out: out}
-	}, agentproto.ToolSnapshot)
+	}, tools.BrowserSnapshot)
 }
 
 // benchLineClient runs server over pipes with the transport made by

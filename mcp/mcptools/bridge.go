@@ -9,11 +9,12 @@ import (
 	"sync"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // AddBridgeTools registers on s the WebOperator bridge's tool catalogue
-// ([agentproto.Tools]: the reference MCP server's names, descriptions and
+// ([tools.List]: the reference MCP server's names, descriptions and
 // schemas, so an agent configured for it works unchanged), calling c for each
 // tool (an *agentproto.Client, or a [BridgeDialer] that dials on demand).
 // tools/list lists them in the catalogue's order ([KeepToolOrder]), each
@@ -22,8 +23,8 @@ import (
 // Arguments are checked against the tool's schema before anything is sent; a
 // failure is a tool result with isError naming the offending argument.
 // A result's first text is byte for byte the reference's
-// ([agentproto.ToolResult].Text) and its structuredContent the whole result
-// ([agentproto.ToolResult].Structured, valid against the tool's
+// ([tools.Result].Text) and its structuredContent the whole result
+// ([tools.Result].Structured, valid against the tool's
 // outputSchema); screenshots are MCP image content alone, with the MIME type
 // of the extension's data URL. Bridge errors (extension offline, timeout,
 // unauthorized, socket unreachable) are tool results with isError and the
@@ -34,14 +35,14 @@ import (
 // [BridgeDialer]). The MCP request's context is the call's: cancelling the
 // request cancels the bridge call, and stops a goal's task that started.
 func AddBridgeTools(s *mcp.Server, c agentproto.Caller) {
-	tools := agentproto.Tools()
-	names := make([]string, len(tools))
-	for i, t := range tools {
+	catalogue := tools.List()
+	names := make([]string, len(catalogue))
+	for i, t := range catalogue {
 		names[i] = t.Name
 		s.AddTool(bridgeTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			progress := newProgress(ctx, req)
-			res, err := agentproto.CallTool(ctx, c, t.Name, req.Params.Arguments, &agentproto.CallToolOptions{
-				Progress: func(p agentproto.ToolProgress) { progress(float64(p.Done), float64(p.Total), p.Message) },
+			res, err := tools.Call(ctx, c, t.Name, req.Params.Arguments, &tools.CallOptions{
+				Progress: func(p tools.Progress) { progress(float64(p.Done), float64(p.Total), p.Message) },
 			})
 			if err != nil {
 				return errorResult(err), nil
@@ -53,7 +54,7 @@ func AddBridgeTools(s *mcp.Server, c agentproto.Caller) {
 }
 
 // bridgeTool is the MCP tool of a catalogue entry.
-func bridgeTool(t agentproto.Tool) *mcp.Tool {
+func bridgeTool(t tools.Tool) *mcp.Tool {
 	a := t.Annotations
 	return &mcp.Tool{
 		Name:         t.Name,
@@ -73,7 +74,7 @@ func annotations(readOnly, destructive, idempotent, openWorld bool) *mcp.ToolAnn
 // bridgeResult is the MCP result of a bridge tool's result, by kind: one
 // function per kind, which what a kind adds (resource links for snapshots
 // and screenshots) extends; tool names the tool.
-func bridgeResult(tool string, res *agentproto.ToolResult) *mcp.CallToolResult {
+func bridgeResult(tool string, res *tools.Result) *mcp.CallToolResult {
 	if res.Image != nil {
 		return screenshotResult(res)
 	}
@@ -82,7 +83,7 @@ func bridgeResult(tool string, res *agentproto.ToolResult) *mcp.CallToolResult {
 
 // textResult: the reference's text, and the whole result as structured
 // content.
-func textResult(res *agentproto.ToolResult) *mcp.CallToolResult {
+func textResult(res *tools.Result) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
 		StructuredContent: res.Structured,
@@ -91,7 +92,7 @@ func textResult(res *agentproto.ToolResult) *mcp.CallToolResult {
 
 // screenshotResult: the image alone as content (as the reference's, which
 // never found the extension's image), what it is as structured content.
-func screenshotResult(res *agentproto.ToolResult) *mcp.CallToolResult {
+func screenshotResult(res *tools.Result) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.ImageContent{Data: res.Image.Data, MIMEType: res.Image.MIMEType}},
 		StructuredContent: res.Structured,

@@ -81,12 +81,11 @@
 // response headers (1xx responses included).
 //
 // An HTTP session idle for [DefaultSessionTimeout] (1 h) is closed. A bridge
-// tool's text is agentproto's ToolResult.Text (JSON indented 64 levels deep,
+// tool's text is agentproto/tools' Result.Text (JSON indented 64 levels deep,
 // deeper containers compact, at most 16 MiB, then a line saying what was
 // cut), and its structured content carries results at most
-// agentproto.MaxStructuredDepth (990) levels deep, else "result": null and
-// a note; a cancelled goal sends tasks.stop within agentproto.StopTaskTimeout
-// (5 s). Each site origin's cookie jar keeps at most [MaxSiteCookies] (50)
+// 990 levels deep (the go-sdk refuses 1,000), else "result": null and
+// a note; a cancelled goal sends tasks.stop within 5 s. Each site origin's cookie jar keeps at most [MaxSiteCookies] (50)
 // cookies of at most [MaxSiteCookieBytes] (4,096) bytes of name and value,
 // RFC 6265's minimums for browsers. Site tool names are "<host>_<action>"
 // for every site, numbered on a clash, within MCP's rules (at most 128 bytes

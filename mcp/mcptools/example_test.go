@@ -18,7 +18,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	server := mcp.NewServer(&mcp.Implementation{Name: "my-agent-tools", Version: "0.1"}, nil)
-	bridge := &mcptools.BridgeDialer{} // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
+	bridge := mcptools.NewBridgeDialerFromEnv(nil) // WEBOPERATOR_AGENT_SOCKET, WEBOPERATOR_API_TOKEN
 	defer bridge.Close()
 	mcptools.AddBridgeTools(server, bridge)
 	mcptools.DiscoverSites(ctx, []string{"https://shop.example/"}, nil).AddTools(server)

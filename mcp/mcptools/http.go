@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,8 +61,8 @@ var ErrNoToken = errors.New("mcptools: an HTTP server needs a bearer token")
 // a web page cannot drive it) and carry token as a bearer token
 // (Authorization: Bearer TOKEN, compared in constant time). An empty token
 // is refused with [ErrNoToken]. Refusals are 401, 403 or 421 with a short text body.
-// Served by [agentproto.NewHTTPServer], each request that passes the guard
-// is marked with [agentproto.HTTPAuthenticated], so that connections
+// Served by [httpapi.NewServer], each request that passes the guard
+// is marked with [httpapi.Authenticated], so that connections
 // without the token are the ones that server bounds and closes.
 //
 // Behind the guard are two go-sdk handlers for server. Requests at protocol
@@ -169,10 +169,10 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, http.StatusUnauthorized, "missing or invalid bearer token")
 		return
 	}
-	// Served by agentproto.NewHTTPServer (as agentbridge-mcp --http is),
+	// Served by httpapi.NewServer (as agentbridge-mcp --http is),
 	// the connection no longer counts against its bound on connections
 	// without a token while this request lasts.
-	agentproto.HTTPAuthenticated(r)
+	httpapi.Authenticated(r)
 	body := readBody(w, r, g.limit)
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= firstSessionlessProtocol {
 		serveJSONRPCErrors(g.stateless, w, r, body)

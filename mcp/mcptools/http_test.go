@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Served by agentproto.NewHTTPServer, a request with the bearer token does
+// Served by httpapi.NewServer, a request with the bearer token does
 // not count against the server's bound on connections without one: a
 // client's open event stream survives a flood of tokenless connections
 // (each answered 401 and never read), which evict one another (issue 21
@@ -26,7 +26,7 @@ func TestHTTPAuthenticatedStreamSurvivesTokenlessConnections(t *testing.T) {
 	h, err := NewHTTPHandler(server, "tok", nil)
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(nil)
-	ts.Config = agentproto.NewHTTPServer(h, &agentproto.HTTPServerOptions{MaxUnauthConns: 1})
+	ts.Config = httpapi.NewServer(h, &httpapi.ServerOptions{MaxUnauthConns: 1})
 	ts.Start()
 	defer ts.Close()
 	url := ts.URL + "/"

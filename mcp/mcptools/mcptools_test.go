@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -59,7 +60,7 @@ func TestBridgeCallContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.BrowserSnapshot, Arguments: map[string]any{}})
 		done <- err
 	}()
 	<-entered
@@ -82,7 +83,7 @@ func TestBridgeErrorText(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	AddBridgeTools(server, caller)
 	cs := connect(t, server)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolScreenshot, Arguments: map[string]any{}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	require.Len(t, res.Content, 1)

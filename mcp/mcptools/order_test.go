@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,7 +31,7 @@ func TestKeepToolOrder(t *testing.T) {
 		got = append(got, tool.Name)
 	}
 	var want []string
-	for _, tool := range agentproto.Tools() {
+	for _, tool := range tools.List() {
 		want = append(want, tool.Name)
 	}
 	assert.Equal(t, append(want, "mine", "alpha", "zeta"), got)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,9 +42,9 @@ type CaptureOptions struct {
 // captureTools are the tools whose results are kept: the image of a
 // screenshot, the snapshot's structured content or else its text.
 var captureTools = map[string]string{
-	agentproto.ToolScreenshot: "screenshot",
-	ToolHubScreenshot:         "screenshot",
-	agentproto.ToolSnapshot:   "snapshot",
+	tools.BrowserScreenshot: "screenshot",
+	ToolHubScreenshot:       "screenshot",
+	tools.BrowserSnapshot:   "snapshot",
 }
 
 // Captures keeps the screenshots and snapshots a server's tools return as

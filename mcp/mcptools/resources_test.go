@@ -8,7 +8,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -23,7 +23,7 @@ func captureServer(t *testing.T, opts *CaptureOptions) (*mcp.Server, *Captures) 
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{ListChanged: true}},
 	})
 	n := 0
-	server.AddTool(&mcp.Tool{Name: agentproto.ToolScreenshot, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	server.AddTool(&mcp.Tool{Name: tools.BrowserScreenshot, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			n++
 			return &mcp.CallToolResult{Content: []mcp.Content{
@@ -31,7 +31,7 @@ func captureServer(t *testing.T, opts *CaptureOptions) (*mcp.Server, *Captures) 
 				&mcp.TextContent{Text: "shot"},
 			}}, nil
 		})
-	server.AddTool(&mcp.Tool{Name: agentproto.ToolSnapshot, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	server.AddTool(&mcp.Tool{Name: tools.BrowserSnapshot, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "page text"}},
 				StructuredContent: map[string]any{"url": "https://x.example/", "elements": []any{}}}, nil
@@ -68,7 +68,7 @@ func TestCaptureResources(t *testing.T) {
 	cs := connectAt(t, server, "2025-11-25")
 	var links []*mcp.ResourceLink
 	for range 3 {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolScreenshot, Arguments: map[string]any{}})
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 		require.NoError(t, err)
 		require.Len(t, res.Content, 3, "the image, the text and the link")
 		assert.IsType(t, &mcp.ImageContent{}, res.Content[0], "the image stays by default")
@@ -99,7 +99,7 @@ func TestCaptureResources(t *testing.T) {
 	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), werr.Code)
 
 	// A snapshot is kept as its structured content.
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserSnapshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	link := resourceLink(res)
 	require.NotNil(t, link)
@@ -117,13 +117,13 @@ func TestCaptureResourceBytes(t *testing.T) {
 	server, captures := captureServer(t, &CaptureOptions{MaxBytes: 7})
 	cs := connectAt(t, server, "2025-11-25")
 	for range 3 {
-		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolScreenshot, Arguments: map[string]any{}})
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 		require.NoError(t, err)
 	}
 	count, bytes := captures.Len()
 	assert.Equal(t, 2, count)
 	assert.Equal(t, 6, bytes)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserSnapshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	assert.Nil(t, resourceLink(res), "a snapshot over the byte bound is not kept")
 	count, _ = captures.Len()
@@ -134,13 +134,13 @@ func TestCaptureResourceBytes(t *testing.T) {
 // clients that have resource links; older ones get the image and no link.
 func TestCaptureLinksOnly(t *testing.T) {
 	server, _ := captureServer(t, &CaptureOptions{LinksOnly: true})
-	res, err := connectAt(t, server, "2025-06-18").CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolScreenshot, Arguments: map[string]any{}})
+	res, err := connectAt(t, server, "2025-06-18").CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.Len(t, res.Content, 2)
 	assert.IsType(t, &mcp.TextContent{}, res.Content[0])
 	assert.NotNil(t, resourceLink(res))
 
-	res, err = connectAt(t, server, "2025-03-26").CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolScreenshot, Arguments: map[string]any{}})
+	res, err = connectAt(t, server, "2025-03-26").CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.Len(t, res.Content, 2)
 	assert.IsType(t, &mcp.ImageContent{}, res.Content[0])

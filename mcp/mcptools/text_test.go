@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +27,7 @@ func TestBridgeTextOfADeeplyNestedResult(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	AddBridgeTools(server, caller)
 	cs := connect(t, server)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: agentproto.ToolSnapshot, Arguments: map[string]any{}})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserSnapshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	require.Len(t, res.Content, 1)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -100,11 +101,11 @@ func BenchmarkBridgeCall(b *testing.B) {
 		{"direct", direct},
 		// The floor of the stdio hop: lineclient's requests echoed by cat.
 		{"pipe-echo", func(b *testing.B) func(ctx context.Context) error { return pipeEcho(b) }},
-		{"mcp-stdio", overMCP(agentproto.ToolSnapshot, false)},
+		{"mcp-stdio", overMCP(tools.BrowserSnapshot, false)},
 		// The same server driven by a minimal line client (protocol
 		// 2025-11-25, no SDK on the client side): the server's share.
 		{"mcp-stdio-lineclient", func(b *testing.B) func(ctx context.Context) error {
-			return lineCaller(b, bin, path, agentproto.ToolSnapshot)
+			return lineCaller(b, bin, path, tools.BrowserSnapshot)
 		}},
 		// The SDK's own floor: a tool that answers at once without I/O
 		// (hub_tabs while no extension is connected).
@@ -203,7 +204,7 @@ func pipeEcho(b *testing.B) func(ctx context.Context) error {
 		b.Skip("no cat:", err)
 	}
 	call, _ := lineClient(b, exec.Command(cat))
-	params := `{"name":"` + agentproto.ToolSnapshot + `","arguments":{}}`
+	params := `{"name":"` + tools.BrowserSnapshot + `","arguments":{}}`
 	return func(ctx context.Context) error {
 		_, err := call(ctx, "tools/call", params)
 		return err

@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/bridge"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,15 +54,15 @@ func (s *standIn) handler() agentprototest.Handler {
 		agentproto.TypeSnapshot: map[string]any{"kind": "snapshot", "snapshot": map[string]any{
 			"url": "https://example.com/", "title": "Example", "nodes": []any{
 				map[string]any{"ref": "@e1", "role": "link", "name": "More information"}}}},
-		agentproto.TypeScreenshot:   map[string]any{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(fakeJPEG)},
-		agentproto.TypeNavigate:     map[string]any{"ok": true, "tabId": 7, "url": "https://example.com/", "title": "Example"},
-		agentproto.TypeClick:        action,
-		agentproto.TypeText:         action,
-		agentproto.TypePress:        action,
-		agentproto.TypeScroll:       action,
-		agentproto.TypeExtract:      map[string]any{"kind": "action:result", "result": map[string]any{"ok": true, "extracted": []any{map[string]any{"ref": "@e1", "text": "Example Domain"}}}},
-		agentproto.TypeSolveCaptcha: map[string]any{"ok": false, "reason": "no captcha found"},
-		agentproto.TypeTasksStart:   map[string]any{"id": "task-1", "goal": "read the title", "status": "idle"},
+		agentproto.TypeScreenshot: map[string]any{"kind": "screenshot", "dataUrl": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(fakeJPEG)},
+		agentproto.TypeNavigate:   map[string]any{"ok": true, "tabId": 7, "url": "https://example.com/", "title": "Example"},
+		agentproto.TypeClick:      action,
+		agentproto.TypeText:       action,
+		agentproto.TypePress:      action,
+		agentproto.TypeScroll:     action,
+		agentproto.TypeExtract:    map[string]any{"kind": "action:result", "result": map[string]any{"ok": true, "extracted": []any{map[string]any{"ref": "@e1", "text": "Example Domain"}}}},
+		tools.TypeSolveCaptcha:    map[string]any{"ok": false, "reason": "no captcha found"},
+		agentproto.TypeTasksStart: map[string]any{"id": "task-1", "goal": "read the title", "status": "idle"},
 		agentproto.TypeTasksWait: map[string]any{"id": "task-1", "goal": "read the title", "status": "done", "steps": []any{
 			map[string]any{"id": "s1", "index": 0, "status": "ok", "toolCall": map[string]any{"name": "done", "arguments": map[string]any{"answer": "The title is Example"}}}}},
 	}
@@ -117,7 +119,7 @@ func serveBridge(tb testing.TB, path string, opts *agentprototest.BridgeOptions)
 		opts.Server.Token = bridgeToken
 	}
 	b := agentprototest.NewBridge(opts)
-	ln, err := agentproto.ListenUnix(tb.Context(), path)
+	ln, err := bridge.ListenUnix(tb.Context(), path)
 	require.NoError(tb, err)
 	served := make(chan struct{})
 	go func() {
@@ -154,52 +156,52 @@ func TestBridgeTools(t *testing.T) {
 		mu.Unlock()
 	}}
 	transports(t, bridgeEnv(path, bridgeToken), nil, opts, func(t *testing.T, cs *mcp.ClientSession) {
-		tools := toolNames(t, cs)
-		catalogue := agentproto.Tools()
-		require.Len(t, tools, len(catalogue), "the bridge alone by default")
+		listed := toolNames(t, cs)
+		catalogue := tools.List()
+		require.Len(t, listed, len(catalogue), "the bridge alone by default")
 		for _, want := range catalogue {
-			got := tools[want.Name]
+			got := listed[want.Name]
 			require.NotNil(t, got, want.Name)
 			assert.Equal(t, want.Description, got.Description)
 			assert.JSONEq(t, string(want.InputSchema), mustJSON(t, got.InputSchema), want.Name)
 		}
 
-		res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res := call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		assert.Contains(t, text(res), `"ref": "@e1"`)
 
-		res = call(t, cs, agentproto.ToolNavigate, map[string]any{"url": "https://example.com/"})
+		res = call(t, cs, tools.BrowserNavigate, map[string]any{"url": "https://example.com/"})
 		require.False(t, res.IsError, text(res))
 		assert.Contains(t, text(res), "Example")
 		assert.JSONEq(t, `{"url":"https://example.com/"}`, string(ext.payload(agentproto.TypeNavigate)))
 
-		res = call(t, cs, agentproto.ToolClick, map[string]any{"index": 3})
+		res = call(t, cs, tools.BrowserClick, map[string]any{"index": 3})
 		require.False(t, res.IsError, text(res))
 		assert.JSONEq(t, `{"index":3}`, string(ext.payload(agentproto.TypeClick)))
 
-		res = call(t, cs, agentproto.ToolType, map[string]any{"selector": "#q", "text": "hello", "clear": true})
+		res = call(t, cs, tools.BrowserType, map[string]any{"selector": "#q", "text": "hello", "clear": true})
 		require.False(t, res.IsError, text(res))
 		assert.JSONEq(t, `{"selector":"#q","text":"hello","clear":true}`, string(ext.payload(agentproto.TypeText)))
 
-		res = call(t, cs, agentproto.ToolPress, map[string]any{"key": "Enter"})
+		res = call(t, cs, tools.BrowserPress, map[string]any{"key": "Enter"})
 		require.False(t, res.IsError, text(res))
 		assert.JSONEq(t, `{"key":"Enter"}`, string(ext.payload(agentproto.TypePress)))
 
-		res = call(t, cs, agentproto.ToolScroll, map[string]any{})
+		res = call(t, cs, tools.BrowserScroll, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		assert.JSONEq(t, `{"direction":"down","amount":500,"amountPx":500}`, string(ext.payload(agentproto.TypeScroll)))
 
-		res = call(t, cs, agentproto.ToolExtract, map[string]any{"instruction": "the heading"})
+		res = call(t, cs, tools.BrowserExtract, map[string]any{"instruction": "the heading"})
 		require.False(t, res.IsError, text(res))
 		assert.Contains(t, text(res), "Example Domain")
 
-		res = call(t, cs, agentproto.ToolSolveCaptcha, map[string]any{"type": "auto"})
+		res = call(t, cs, tools.BrowserSolveCaptcha, map[string]any{"type": "auto"})
 		require.False(t, res.IsError, text(res))
 		assert.Contains(t, text(res), "no captcha found")
-		assert.JSONEq(t, `{}`, string(ext.payload(agentproto.TypeSolveCaptcha)))
+		assert.JSONEq(t, `{}`, string(ext.payload(tools.TypeSolveCaptcha)))
 
 		// Screenshots are image content with the data URL's MIME type.
-		res = call(t, cs, agentproto.ToolScreenshot, map[string]any{})
+		res = call(t, cs, tools.BrowserScreenshot, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		require.NotEmpty(t, res.Content)
 		img, ok := res.Content[0].(*mcp.ImageContent)
@@ -208,7 +210,7 @@ func TestBridgeTools(t *testing.T) {
 		assert.Equal(t, fakeJPEG, img.Data)
 
 		// The goal: tasks.start then tasks.wait, with progress.
-		params := &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "read the title", "timeoutMs": 5000}}
+		params := &mcp.CallToolParams{Name: tools.ExecuteGoal, Arguments: map[string]any{"goal": "read the title", "timeoutMs": 5000}}
 		params.SetProgressToken("goal-1")
 		res, err := cs.CallTool(t.Context(), params)
 		require.NoError(t, err)
@@ -222,7 +224,7 @@ func TestBridgeTools(t *testing.T) {
 
 		// Arguments that fail the schema are refused before anything is sent.
 		for _, bad := range []map[string]any{{}, {"url": 42}, {"url": "https://a.example/", "tabId": 1}} {
-			res = call(t, cs, agentproto.ToolNavigate, bad)
+			res = call(t, cs, tools.BrowserNavigate, bad)
 			assert.True(t, res.IsError, "%v", bad)
 			assert.Contains(t, text(res), "invalid arguments for browser_navigate")
 		}
@@ -238,32 +240,32 @@ func TestBridgeErrors(t *testing.T) {
 	t.Run("socket missing, then the bridge comes up", func(t *testing.T) {
 		path := socketPath(t)
 		cs, _ := startStdio(t, nil, bridgeEnv(path, bridgeToken))
-		res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res := call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.True(t, res.IsError)
 		assert.Contains(t, text(res), "the WebOperator bridge socket is not reachable at "+path)
 
 		startBridge(t, path, newStandIn(), nil)
-		res = call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res = call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.False(t, res.IsError, text(res))
 	})
 	t.Run("bridge restarts", func(t *testing.T) {
 		path := socketPath(t)
 		b := startBridge(t, path, newStandIn(), nil)
 		cs, _ := startStdio(t, nil, bridgeEnv(path, bridgeToken))
-		res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res := call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		b.Close()
-		res = call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res = call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.True(t, res.IsError, "the bridge is gone: %s", text(res))
 		startBridge(t, path, newStandIn(), nil)
-		res = call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res = call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.False(t, res.IsError, text(res))
 	})
 	t.Run("extension offline", func(t *testing.T) {
 		path := socketPath(t)
 		startBridge(t, path, newStandIn(), &agentprototest.BridgeOptions{Extension: agentprototest.Options{NoHello: true}})
 		cs, _ := startStdio(t, nil, bridgeEnv(path, bridgeToken))
-		res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res := call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.True(t, res.IsError)
 		assert.Equal(t, agentproto.MsgExtensionOffline, text(res))
 	})
@@ -271,7 +273,7 @@ func TestBridgeErrors(t *testing.T) {
 		path := socketPath(t)
 		startBridge(t, path, newStandIn(), nil)
 		cs, _ := startStdio(t, nil, bridgeEnv(path, "wrong-token"))
-		res := call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+		res := call(t, cs, tools.BrowserSnapshot, map[string]any{})
 		assert.True(t, res.IsError)
 		assert.Equal(t, agentproto.MsgUnauthorized, text(res))
 	})

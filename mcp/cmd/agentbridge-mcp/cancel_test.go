@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -145,7 +146,7 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "wait"}})
+		_, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ExecuteGoal, Arguments: map[string]any{"goal": "wait"}})
 		done <- err
 	}()
 	select {
@@ -157,9 +158,9 @@ func TestBridgeCancelStopsTheGoal(t *testing.T) {
 	assert.ErrorIs(t, <-done, context.Canceled)
 	assertStopped(t, ext)
 	// The session goes on.
-	res := call(t, s.cs, agentproto.ToolSnapshot, map[string]any{})
+	res := call(t, s.cs, tools.BrowserSnapshot, map[string]any{})
 	assert.False(t, res.IsError, text(res))
-	s.assertNoResponse(t, agentproto.ToolExecuteGoal)
+	s.assertNoResponse(t, tools.ExecuteGoal)
 }
 
 // httpRawSession is a raw HTTP client's MCP session with agentbridge-mcp --http.
@@ -208,7 +209,7 @@ func TestHTTPCancelStopsTheGoal(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
 
-	call := s.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+agentproto.ToolExecuteGoal+`","arguments":{"goal":"wait"}}}`)
+	call := s.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.ExecuteGoal+`","arguments":{"goal":"wait"}}}`)
 	defer call.Body.Close()
 	require.Equal(t, http.StatusOK, call.StatusCode)
 	require.Equal(t, "text/event-stream", call.Header.Get("Content-Type"))
@@ -242,7 +243,7 @@ func TestHTTPCancelStopsTheGoal(t *testing.T) {
 	}
 
 	// The session goes on.
-	resp = s.post(t, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+agentproto.ToolSnapshot+`","arguments":{}}}`)
+	resp = s.post(t, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+tools.BrowserSnapshot+`","arguments":{}}}`)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Contains(t, string(b), `"id":8,"result"`)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/agentbridge/agentbridge/browsertest"
 	"github.com/agentbridge/agentbridge/extension"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,17 +64,17 @@ func TestChromium(t *testing.T) {
 
 	cs, stderr := startStdio(t, nil, []string{agentproto.EnvSocket + "=" + socket, agentproto.EnvToken + "=" + token, envHubToken + "=" + hubToken},
 		"--bridge", "--hub", "127.0.0.1:"+strconv.Itoa(hubPort))
-	res := call(t, cs, agentproto.ToolNavigate, map[string]any{"url": pages.URL + "/"})
+	res := call(t, cs, tools.BrowserNavigate, map[string]any{"url": pages.URL + "/"})
 	require.False(t, res.IsError, "%s\nstderr:\n%s", text(res), stderr)
 	assert.Contains(t, text(res), pages.URL+"/")
 
-	res = call(t, cs, agentproto.ToolSnapshot, map[string]any{})
+	res = call(t, cs, tools.BrowserSnapshot, map[string]any{})
 	require.False(t, res.IsError, text(res))
 	assert.Contains(t, text(res), "Next page")
 	assert.Contains(t, text(res), "Press me")
 	assert.Contains(t, text(res), "@e")
 
-	res = call(t, cs, agentproto.ToolScreenshot, map[string]any{})
+	res = call(t, cs, tools.BrowserScreenshot, map[string]any{})
 	require.False(t, res.IsError, text(res))
 	require.NotEmpty(t, res.Content)
 	img, ok := res.Content[0].(*mcp.ImageContent)

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbridge/agentbridge/agentproto"
 	"github.com/agentbridge/agentbridge/agentproto/agentprototest"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -42,7 +42,7 @@ func TestBridgeDropIn(t *testing.T) {
 			}
 		}
 		var want []string
-		for _, tool := range agentproto.Tools() {
+		for _, tool := range tools.List() {
 			want = append(want, tool.Name)
 		}
 		want = append(want, mcptools.ToolHubNavigate, mcptools.ToolHubRead, mcptools.ToolHubClick, mcptools.ToolHubType,
@@ -70,24 +70,24 @@ func TestBridgeDropIn(t *testing.T) {
 			args map[string]any
 			want string // the reference's text
 		}{
-			{agentproto.ToolSnapshot, map[string]any{}, string(snapshot)},
-			{agentproto.ToolNavigate, map[string]any{"url": "https://example.com/"}, "Navigated to https://example.com/. Current title: Example"},
-			{agentproto.ToolClick, map[string]any{"index": 3}, "Clicked element. ok"},
-			{agentproto.ToolType, map[string]any{"selector": "#q", "text": "hello"}, `Typed into element: "hello". ok`},
-			{agentproto.ToolPress, map[string]any{"key": "Enter"}, `Pressed key "Enter". ok`},
-			{agentproto.ToolScroll, map[string]any{"direction": "up"}, "Scrolled up. ok"},
-			{agentproto.ToolScreenshot, map[string]any{}, ""},
-			{agentproto.ToolExtract, map[string]any{"instruction": "title"},
+			{tools.BrowserSnapshot, map[string]any{}, string(snapshot)},
+			{tools.BrowserNavigate, map[string]any{"url": "https://example.com/"}, "Navigated to https://example.com/. Current title: Example"},
+			{tools.BrowserClick, map[string]any{"index": 3}, "Clicked element. ok"},
+			{tools.BrowserType, map[string]any{"selector": "#q", "text": "hello"}, `Typed into element: "hello". ok`},
+			{tools.BrowserPress, map[string]any{"key": "Enter"}, `Pressed key "Enter". ok`},
+			{tools.BrowserScroll, map[string]any{"direction": "up"}, "Scrolled up. ok"},
+			{tools.BrowserScreenshot, map[string]any{}, ""},
+			{tools.BrowserExtract, map[string]any{"instruction": "title"},
 				"{\n  \"kind\": \"action:result\",\n  \"result\": {\n    \"extracted\": [\n      {\n        \"ref\": \"@e1\",\n        \"text\": \"Example Domain\"\n      }\n    ],\n    \"ok\": true\n  }\n}"},
-			{agentproto.ToolSolveCaptcha, map[string]any{"type": "slider"}, "{\n  \"ok\": false,\n  \"reason\": \"no captcha found\"\n}"},
-			{agentproto.ToolExecuteGoal, map[string]any{"goal": "read the title"}, "The title is Example"},
+			{tools.BrowserSolveCaptcha, map[string]any{"type": "slider"}, "{\n  \"ok\": false,\n  \"reason\": \"no captcha found\"\n}"},
+			{tools.ExecuteGoal, map[string]any{"goal": "read the title"}, "The title is Example"},
 		}
-		require.Len(t, tests, len(agentproto.Tools()), "every bridge tool")
+		require.Len(t, tests, len(tools.List()), "every bridge tool")
 		for _, tt := range tests {
 			res := call(t, cs, tt.tool, tt.args)
 			require.False(t, res.IsError, "%s: %s", tt.tool, text(res))
 			require.NotEmpty(t, res.Content, tt.tool)
-			if tt.tool == agentproto.ToolScreenshot {
+			if tt.tool == tools.BrowserScreenshot {
 				// The image, as the reference's; after it only the link
 				// to the capture resource, which the reference has not.
 				img, ok := res.Content[0].(*mcp.ImageContent)
@@ -106,10 +106,10 @@ func TestBridgeDropIn(t *testing.T) {
 			require.Contains(t, schemas, tt.tool)
 			assert.NoError(t, schemas[tt.tool].Validate(v), "%s: %s", tt.tool, mustJSON(t, res.StructuredContent))
 		}
-		assert.JSONEq(t, `{"type":"slider"}`, string(ext.payload(agentproto.TypeSolveCaptcha)))
-		res := call(t, cs, agentproto.ToolSolveCaptcha, map[string]any{"type": "geetest"})
+		assert.JSONEq(t, `{"type":"slider"}`, string(ext.payload(tools.TypeSolveCaptcha)))
+		res := call(t, cs, tools.BrowserSolveCaptcha, map[string]any{"type": "geetest"})
 		require.False(t, res.IsError, text(res))
-		assert.JSONEq(t, `{"type":"geetest"}`, string(ext.payload(agentproto.TypeSolveCaptcha)), "a type the catalogue does not list is forwarded")
+		assert.JSONEq(t, `{"type":"geetest"}`, string(ext.payload(tools.TypeSolveCaptcha)), "a type the catalogue does not list is forwarded")
 	})
 }
 
@@ -138,7 +138,7 @@ func TestBridgeGoalProgress(t *testing.T) {
 		notified <- *req.Params
 	}}
 	cs, _ := startStdio(t, opts, bridgeEnv(path, bridgeToken))
-	params := &mcp.CallToolParams{Name: agentproto.ToolExecuteGoal, Arguments: map[string]any{"goal": "read the title", "timeoutMs": 5000}}
+	params := &mcp.CallToolParams{Name: tools.ExecuteGoal, Arguments: map[string]any{"goal": "read the title", "timeoutMs": 5000}}
 	params.SetProgressToken("goal-1")
 	res, err := cs.CallTool(t.Context(), params)
 	require.NoError(t, err)

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/httpapi"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/agentbridge/agentbridge/extbridge"
 	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,7 +128,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 	var instructions []string
 	var reserved []string
 	if useBridge {
-		for _, t := range agentproto.Tools() {
+		for _, t := range tools.List() {
 			reserved = append(reserved, t.Name)
 		}
 		instructions = append(instructions, "browser_* and weboperator_* tools drive the user's browser through the WebOperator bridge.")
@@ -282,7 +284,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []s
 	// keep-alive connections closed after 60 s, headers within 10 s, each
 	// write within 10 s, at most 64 connections not serving a request
 	// with the token (mcptools marks those).
-	srv := agentproto.NewHTTPServer(handler, &agentproto.HTTPServerOptions{Logger: logger})
+	srv := httpapi.NewServer(handler, &httpapi.ServerOptions{Logger: logger})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

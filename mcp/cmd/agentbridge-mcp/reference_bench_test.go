@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkReference(b *testing.B) {
 		{"agentbridge-mcp", func(b *testing.B) caller {
 			cmd := exec.Command(bin)
 			cmd.Env = append(os.Environ(), bridgeEnv(path, bridgeToken)...)
-			call := lineCallerCmd(b, cmd, agentproto.ToolSnapshot)
+			call := lineCallerCmd(b, cmd, tools.BrowserSnapshot)
 			return caller{call: call, pid: cmd.Process.Pid}
 		}},
 		{"mcp-server.js", func(b *testing.B) caller {
@@ -71,7 +72,7 @@ func BenchmarkReference(b *testing.B) {
 			}
 			cmd := exec.Command(node, script)
 			cmd.Env = append(os.Environ(), bridgeEnv(path, bridgeToken)...)
-			call := lineCallerCmd(b, cmd, agentproto.ToolSnapshot)
+			call := lineCallerCmd(b, cmd, tools.BrowserSnapshot)
 			return caller{call: call, pid: cmd.Process.Pid}
 		}},
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/agentbridge/agentbridge/agentproto"
+	"github.com/agentbridge/agentbridge/agentproto/tools"
 	"github.com/agentbridge/agentbridge/mcp/mcptools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -17,7 +17,7 @@ func TestCaptureResources(t *testing.T) {
 	path := socketPath(t)
 	startBridge(t, path, newStandIn(), nil)
 	transports(t, bridgeEnv(path, bridgeToken), nil, nil, func(t *testing.T, cs *mcp.ClientSession) {
-		res := call(t, cs, agentproto.ToolScreenshot, map[string]any{})
+		res := call(t, cs, tools.BrowserScreenshot, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		var link *mcp.ResourceLink
 		var images int
@@ -39,7 +39,7 @@ func TestCaptureResources(t *testing.T) {
 	})
 	t.Run("image-links", func(t *testing.T) {
 		cs, _ := startStdio(t, nil, bridgeEnv(path, bridgeToken), "--image-links")
-		res := call(t, cs, agentproto.ToolScreenshot, map[string]any{})
+		res := call(t, cs, tools.BrowserScreenshot, map[string]any{})
 		require.False(t, res.IsError, text(res))
 		for _, c := range res.Content {
 			_, image := c.(*mcp.ImageContent)

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package agentproto
-
-// temporaryAcceptErrnos are Accept errors that leave the listener usable;
-// elsewhere the platform's own Temporary classification applies.
-var temporaryAcceptErrnos []error

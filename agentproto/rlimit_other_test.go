@@ -1,7 +1,0 @@
-//go:build !unix
-
-package agentproto_test
-
-import "errors"
-
-func setFileLimit(n uint64) error { return errors.New("no file limits on this system") }

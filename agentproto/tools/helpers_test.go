@@ -1,0 +1,11 @@
+package tools_test
+
+import "github.com/agentbridge/agentbridge/agentproto/internal/testbridge"
+
+// The bridges the tests start, shared with the other packages' tests.
+var (
+	newBridge       = testbridge.New
+	recordingBridge = testbridge.Recording
+)
+
+type errorString = testbridge.ErrorString
