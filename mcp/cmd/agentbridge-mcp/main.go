@@ -145,9 +145,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		// and cookies kept per site origin for the process, so a site's
 		// session (sign-in, cart) lasts across tool calls and never reaches
 		// another site.
+		// A refusal for consent names the flag that gives it.
 		discovered = mcptools.DiscoverSites(dctx, sites, &mcptools.SiteToolsOptions{
 			AllowWrites: *allowWrites, AllowIrreversible: *allowIrreversible,
-			ReservedNames: reserved, Logger: logger,
+			AllowWritesHint:       "--allow-writes (the server was started without it)",
+			AllowIrreversibleHint: "--allow-irreversible (the server was started without it)",
+			ReservedNames:         reserved, Logger: logger,
 		})
 		cancel()
 		line := "Other tools are WebAgents actions of websites, named <site host>_<action>; webagents_batch runs several in one batch. " +
