@@ -99,10 +99,13 @@ func screenshotResult(res *tools.Result) *mcp.CallToolResult {
 	}
 }
 
-// errorResult is a tool result with isError carrying err's text: for a bridge
-// error that is the bridge's message, unchanged.
+// errorResult is a tool result with isError carrying err's text for the
+// model ([modelText]: for a bridge error, the bridge's message unchanged),
+// and err for middleware.
 func errorResult(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: modelText(err)}}}
+	res.SetError(err)
+	return res
 }
 
 // BridgeDialer is an [agentproto.Caller] that dials the agent socket on the
@@ -143,8 +146,11 @@ func NewBridgeDialerFromEnv(getenv func(string) string) *BridgeDialer {
 }
 
 // ErrBridgeUnreachable is matched by a [BridgeDialer] call's error when the
-// agent socket cannot be dialed.
-var ErrBridgeUnreachable = errors.New("the WebOperator bridge socket is not reachable")
+// agent socket cannot be dialed: "mcptools: the WebOperator bridge socket is
+// not reachable at PATH: …". A bridge tool's result says the same to the
+// model without the "mcptools: " prefix, and keeps the error for middleware
+// (mcp.CallToolResult.GetError).
+var ErrBridgeUnreachable = errors.New("mcptools: the WebOperator bridge socket is not reachable")
 
 // Call sends one command through the current connection, dialing first when
 // there is none.
