@@ -115,6 +115,9 @@ func errorResult(err error) *mcp.CallToolResult {
 // saying so ([ErrBridgeUnreachable]); nothing is retried behind the caller's
 // back, and no other transport is tried.
 //
+// The zero value dials the platform's socket path without a token, reading
+// no environment variable; [NewBridgeDialerFromEnv] reads the reference's.
+// Set the fields before the first call and do not change them after.
 // BridgeDialer is safe for concurrent use; calls share one connection.
 type BridgeDialer struct {
 	// Path is the socket path; "" means agentproto.PlatformSocketPath()

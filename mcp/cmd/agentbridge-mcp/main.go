@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -263,10 +264,25 @@ func startHub(addr string, logger *slog.Logger, stderr io.Writer) (*extbridge.Hu
 	return h, nil
 }
 
+// loopbackListenAddr reports whether addr (host:port) may be listened on:
+// its host must be a loopback IP address or "localhost" (the handler
+// refuses other peers anyway; this keeps the port off other interfaces).
+func loopbackListenAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
 // serveHTTP serves server over streamable HTTP on a loopback address until ctx
 // ends.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []string, logger *slog.Logger, stderr io.Writer) error {
-	if !mcptools.LoopbackListenAddr(addr) {
+	if !loopbackListenAddr(addr) {
 		return fmt.Errorf("--http %s: only loopback addresses (127.0.0.1, ::1, localhost) are served", addr)
 	}
 	token := os.Getenv(envHTTPToken)
