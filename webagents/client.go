@@ -113,6 +113,19 @@ func (s DiscoveryStatus) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (s DiscoveryStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler: it reads what
+// [DiscoveryStatus.String] writes, so that a status survives a round trip
+// through JSON.
+func (s *DiscoveryStatus) UnmarshalText(text []byte) error {
+	for i, name := range discoveryStatusNames {
+		if string(text) == name {
+			*s = DiscoveryStatus(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("webagents: unknown discovery status %q", text)
+}
+
 // Discovery is the outcome of [Client.Discover]: a usable manifest, or,
 // inside a *[DiscoveryError], why there is none.
 //

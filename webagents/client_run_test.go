@@ -156,3 +156,18 @@ func TestDiscoveryStatusZeroIsUnknown(t *testing.T) {
 	assert.Equal(t, "DiscoveryStatus(-1)", DiscoveryStatus(-1).String())
 	assert.Equal(t, "found", DiscoveryFound.String())
 }
+
+// TestDiscoveryStatusText: every status reads back from its JSON text, and
+// a text that names none is an error.
+func TestDiscoveryStatusText(t *testing.T) {
+	for s := DiscoveryUnknown; s <= DiscoveryNoActions; s++ {
+		data, err := json.Marshal(s)
+		require.NoError(t, err)
+		var back DiscoveryStatus
+		require.NoError(t, json.Unmarshal(data, &back), "%s", data)
+		assert.Equal(t, s, back)
+	}
+	var back DiscoveryStatus
+	assert.Error(t, json.Unmarshal([]byte(`"lost"`), &back))
+	assert.Error(t, json.Unmarshal([]byte(`1`), &back), "a number is not a status's text")
+}

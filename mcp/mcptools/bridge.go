@@ -99,10 +99,13 @@ func screenshotResult(res *tools.Result) *mcp.CallToolResult {
 	}
 }
 
-// errorResult is a tool result with isError carrying err's text: for a bridge
-// error that is the bridge's message, unchanged.
+// errorResult is a tool result with isError carrying err's text for the
+// model ([modelText]: for a bridge error, the bridge's message unchanged),
+// and err for middleware.
 func errorResult(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: modelText(err)}}}
+	res.SetError(err)
+	return res
 }
 
 // BridgeDialer is an [agentproto.Caller] that dials the agent socket on the
@@ -112,6 +115,9 @@ func errorResult(err error) *mcp.CallToolResult {
 // saying so ([ErrBridgeUnreachable]); nothing is retried behind the caller's
 // back, and no other transport is tried.
 //
+// The zero value dials the platform's socket path without a token, reading
+// no environment variable; [NewBridgeDialerFromEnv] reads the reference's.
+// Set the fields before the first call and do not change them after.
 // BridgeDialer is safe for concurrent use; calls share one connection.
 type BridgeDialer struct {
 	// Path is the socket path; "" means agentproto.PlatformSocketPath()
@@ -143,8 +149,11 @@ func NewBridgeDialerFromEnv(getenv func(string) string) *BridgeDialer {
 }
 
 // ErrBridgeUnreachable is matched by a [BridgeDialer] call's error when the
-// agent socket cannot be dialed.
-var ErrBridgeUnreachable = errors.New("the WebOperator bridge socket is not reachable")
+// agent socket cannot be dialed: "mcptools: the WebOperator bridge socket is
+// not reachable at PATH: …". A bridge tool's result says the same to the
+// model without the "mcptools: " prefix, and keeps the error for middleware
+// (mcp.CallToolResult.GetError).
+var ErrBridgeUnreachable = errors.New("mcptools: the WebOperator bridge socket is not reachable")
 
 // Call sends one command through the current connection, dialing first when
 // there is none.

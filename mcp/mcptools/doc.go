@@ -63,7 +63,13 @@
 // connected, site error, consent refused, arguments that fail the schema) is a
 // tool result with isError and a message for the model, never a protocol
 // error: an agent sees it and can act on it. Unknown tools and malformed
-// requests are protocol errors, as MCP says.
+// requests are protocol errors, as MCP says. The result also carries the Go
+// error for your server's middleware (mcp.CallToolResult.GetError), matched
+// with errors.Is: [ErrBridgeUnreachable], [ErrApprovalDenied],
+// [ErrApprovalUnavailable]. Their Error() texts start with "mcptools: ", as
+// every sentinel of this package does; the model reads them without it.
+// A site's discovery outcome is a [SiteStatus] whose Status is the typed
+// webagents.DiscoveryStatus.
 //
 // # Limits
 //

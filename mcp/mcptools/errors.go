@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,3 +36,29 @@ func AddErrorCodes(s *mcp.Server) {
 		}
 	})
 }
+
+// errPrefix starts the Error() text of this package's sentinels, for Go
+// callers; a model reading a tool result is told the same without it.
+const errPrefix = "mcptools: "
+
+// modelText is err's text in a tool result: err.Error(), with the text of
+// this package's sentinel it wraps (if any) without errPrefix, which tells a
+// model nothing.
+func modelText(err error) string {
+	text := err.Error()
+	for _, sentinel := range []error{ErrBridgeUnreachable, ErrApprovalDenied, ErrApprovalUnavailable} {
+		if errors.Is(err, sentinel) {
+			return strings.Replace(text, sentinel.Error(), strings.TrimPrefix(sentinel.Error(), errPrefix), 1)
+		}
+	}
+	return text
+}
+
+// toolError is err as a typed tool handler returns it: the go-sdk makes its
+// Error() the result's text, so that is [modelText], and keeps it for
+// middleware (mcp.CallToolResult.GetError), where errors.Is and errors.As
+// see err through it.
+type toolError struct{ err error }
+
+func (e toolError) Error() string { return modelText(e.err) }
+func (e toolError) Unwrap() error { return e.err }

@@ -36,17 +36,17 @@ type HTTPOptions struct {
 	// request with an Origin header is refused, so no web page can reach the
 	// server even with a token.
 	AllowedOrigins []string
-	// MaxRequestBodyBytes bounds a request body. Zero means
-	// DefaultMaxRequestBodyBytes.
+	// MaxRequestBodyBytes bounds a request body. Zero or negative means
+	// DefaultMaxRequestBodyBytes: there is no unbounded body.
 	MaxRequestBodyBytes int64
 	// SessionTimeout closes a session that received no request for that
-	// long, so abandoned sessions do not pile up. Zero means
-	// DefaultSessionTimeout.
+	// long, so abandoned sessions do not pile up. Zero or negative means
+	// DefaultSessionTimeout: sessions always expire.
 	SessionTimeout time.Duration
 	// MaxEventStoreBytes bounds the server-sent events kept so that a
 	// client whose stream broke can resume it with Last-Event-ID (the
-	// go-sdk's MemoryEventStore; the oldest are dropped first). Zero means
-	// DefaultEventStoreBytes.
+	// go-sdk's MemoryEventStore; the oldest are dropped first). Zero or
+	// negative means DefaultEventStoreBytes.
 	MaxEventStoreBytes int
 	// Logger receives refused requests (never tokens). Nil is silent.
 	Logger *slog.Logger
@@ -89,11 +89,11 @@ func NewHTTPHandler(server *mcp.Server, token string, opts *HTTPOptions) (http.H
 		opts = &HTTPOptions{}
 	}
 	limit := opts.MaxRequestBodyBytes
-	if limit == 0 {
+	if limit <= 0 {
 		limit = DefaultMaxRequestBodyBytes
 	}
 	idle := opts.SessionTimeout
-	if idle == 0 {
+	if idle <= 0 {
 		idle = DefaultSessionTimeout
 	}
 	eventBytes := opts.MaxEventStoreBytes
@@ -201,11 +201,4 @@ func loopbackHost(host string) bool {
 	}
 	a, err := netip.ParseAddr(h)
 	return err == nil && a.Unmap().IsLoopback()
-}
-
-// LoopbackListenAddr reports whether addr (host:port) may be listened on: its
-// host must be a loopback IP address or "localhost".
-func LoopbackListenAddr(addr string) bool {
-	h, _, err := net.SplitHostPort(addr)
-	return err == nil && h != "" && loopbackHost(h)
 }

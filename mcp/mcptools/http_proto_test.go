@@ -225,3 +225,18 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
 }
+
+// TestHTTPNegativeLimitsAreDefaults: a negative bound is the default, not
+// "no limit" nor "nothing fits": a request is served, and a body over the
+// default limit is refused.
+func TestHTTPNegativeLimitsAreDefaults(t *testing.T) {
+	c := newRawHTTP(t, &HTTPOptions{MaxRequestBodyBytes: -1, SessionTimeout: -1, MaxEventStoreBytes: -1})
+	c.initialize("2025-06-18")
+	resp := c.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil)
+	io.Copy(io.Discard, resp.Body)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	big := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", DefaultMaxRequestBodyBytes) + `"}}`
+	resp = c.do("POST", big, nil)
+	io.Copy(io.Discard, resp.Body)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+}

@@ -31,11 +31,15 @@ type HubToolsOptions struct {
 }
 
 // ErrApprovalUnavailable is matched by the error of a tool call that needs
-// the user's approval when the MCP client does not support elicitation.
-var ErrApprovalUnavailable = errors.New("this tool call needs the user's approval, and the MCP client does not support elicitation")
+// the user's approval when the MCP client does not support elicitation. The
+// tool result's text, which the model reads, is this text without the
+// "mcptools: " prefix; a server's middleware matches the result's error
+// (mcp.CallToolResult.GetError) with errors.Is.
+var ErrApprovalUnavailable = errors.New("mcptools: this tool call needs the user's approval, and the MCP client does not support elicitation")
 
-// ErrApprovalDenied is matched by the error of a tool call the user declined.
-var ErrApprovalDenied = errors.New("the user did not approve this tool call")
+// ErrApprovalDenied is matched by the error of a tool call the user
+// declined, as [ErrApprovalUnavailable] is.
+var ErrApprovalDenied = errors.New("mcptools: the user did not approve this tool call")
 
 type hubNavigateIn struct {
 	URL string `json:"url" jsonschema:"the URL to open in the controlled tab"`
@@ -201,10 +205,10 @@ func askApproval(req *mcp.CallToolRequest, what string) (*mcp.CallToolResult, er
 		if res, ok := answer.(*mcp.ElicitResult); ok && res.Action == "accept" {
 			return nil, nil
 		}
-		return nil, ErrApprovalDenied
+		return nil, toolError{ErrApprovalDenied}
 	}
 	if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation == nil {
-		return nil, ErrApprovalUnavailable
+		return nil, toolError{ErrApprovalUnavailable}
 	}
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
 		Mode:            "form",

@@ -121,12 +121,12 @@ func (st *clientLogState) run() {
 }
 
 // Enabled reports whether level reaches clients at all.
-func (h *ClientLogHandler) Enabled(_ context.Context, level slog.Level) bool {
+func (h *ClientLogHandler) Enabled(ctx context.Context, level slog.Level) bool {
 	return level >= h.st.level.Level()
 }
 
 // Handle queues r for the clients, or drops it when the queue is full.
-func (h *ClientLogHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *ClientLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	if h.st.server.Load() == nil {
 		return nil
 	}

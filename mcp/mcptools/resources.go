@@ -78,7 +78,7 @@ func (c *capture) size() int { return len(c.text) + len(c.blob) }
 // later, which have resource links), and the capture is listed in
 // resources/list until it is dropped. At most MaxCaptures captures and
 // MaxBytes bytes are kept (the oldest dropped first, and listed no more);
-// reading a dropped capture is the MCP error "resource not found" (-32002).
+// reading a dropped capture is the MCP error "resource not found" (-32602, SEP-2164).
 // Captures are shared by every session of s: on one HTTP server, by every
 // client holding the token.
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbridge/agentbridge/agentproto/tools"
+	"github.com/agentbridge/agentbridge/webagents"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -161,8 +162,9 @@ func TestSiteResources(t *testing.T) {
 	var status siteStatusOut
 	require.NoError(t, json.Unmarshal([]byte(read.Contents[0].Text), &status))
 	require.Len(t, status.Sites, 2)
-	assert.Equal(t, "found", status.Sites[0].Status)
-	assert.Equal(t, "unavailable", status.Sites[1].Status)
+	assert.Equal(t, webagents.DiscoveryFound, status.Sites[0].Status)
+	assert.Equal(t, webagents.DiscoveryUnavailable, status.Sites[1].Status)
+	assert.Contains(t, read.Contents[0].Text, `"status":"found"`, "a status is its text")
 
 	read, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: SiteManifestURIPrefix + "1/manifest"})
 	require.NoError(t, err)

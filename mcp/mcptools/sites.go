@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/agentbridge/agentbridge/webagents"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,11 +41,16 @@ type SiteToolsOptions struct {
 	// webagents.RunOptions. Default: reads only.
 	AllowWrites       bool
 	AllowIrreversible bool
-	// WritesFlag and IrreversibleFlag name, in refusals, what the user sets
-	// to allow writes and irreversible actions. Defaults:
-	// "--allow-writes" and "--allow-irreversible".
-	WritesFlag       string
-	IrreversibleFlag string
+	// AllowWritesHint and AllowIrreversibleHint end the refusal the model
+	// reads when a call needs consent the server was not given, saying what
+	// gives it, in the words of your server's own interface:
+	//
+	//	refused before sending: operation "add" runs write action "cart.add", which needs HINT
+	//
+	// (agentbridge-mcp says "--allow-writes (the server was started without
+	// it)"). Defaults: DefaultAllowWritesHint and DefaultAllowIrreversibleHint.
+	AllowWritesHint       string
+	AllowIrreversibleHint string
 	// ReservedNames are tool names already taken on the server (by other
 	// sources): a site whose tool names would collide with one gets a
 	// numbered prefix instead.
@@ -52,13 +59,21 @@ type SiteToolsOptions struct {
 	Logger *slog.Logger
 }
 
+// Defaults of SiteToolsOptions.AllowWritesHint and AllowIrreversibleHint.
+const (
+	DefaultAllowWritesHint       = "the user's consent to write actions, which this server was not given"
+	DefaultAllowIrreversibleHint = "the user's consent to irreversible actions, which this server was not given"
+)
+
 // SiteStatus is what discovery found for one site.
 type SiteStatus struct {
 	// URL is the page URL given.
 	URL string `json:"url"`
-	// Status is the webagents discovery status ("found", "absent",
-	// "invalid", …).
-	Status string `json:"status"`
+	// Status is the discovery's outcome: webagents.DiscoveryFound when the
+	// site has tools; webagents.DiscoveryUnknown when no discovery was made
+	// (the URL is not an http(s) URL, or the context ended first). In JSON,
+	// its text: "found", "absent", "invalid", ….
+	Status webagents.DiscoveryStatus `json:"status"`
 	// Error says why the site has no tools, or why an action was skipped.
 	Error string `json:"error,omitempty"`
 	// Endpoint is the site's workflow endpoint, when found.
@@ -110,11 +125,11 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 	if st.opts.Client == nil {
 		st.opts.Client = &webagents.Client{HTTPClient: webagents.NewHTTPClient(NewSiteCookieJar()), Logger: st.opts.Logger}
 	}
-	if st.opts.WritesFlag == "" {
-		st.opts.WritesFlag = "--allow-writes"
+	if st.opts.AllowWritesHint == "" {
+		st.opts.AllowWritesHint = DefaultAllowWritesHint
 	}
-	if st.opts.IrreversibleFlag == "" {
-		st.opts.IrreversibleFlag = "--allow-irreversible"
+	if st.opts.AllowIrreversibleHint == "" {
+		st.opts.AllowIrreversibleHint = DefaultAllowIrreversibleHint
 	}
 	taken := map[string]bool{ToolWebAgentsBatch: true, ToolWebAgentsStatus: true}
 	for _, n := range st.opts.ReservedNames {
@@ -136,15 +151,16 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 		switch {
 		case errors.As(err, &unavailable):
 			// No usable manifest: the status says why.
-			status.Status = unavailable.Discovery.Status.String()
-			status.Error = status.Status
+			status.Status = unavailable.Discovery.Status
+			status.Error = status.Status.String()
 			if unavailable.Discovery.Err != nil {
 				status.Error = unavailable.Discovery.Err.Error()
 			}
 		case err != nil:
-			status.Status, status.Error = "error", err.Error()
+			// No discovery was made: not an http(s) URL, or ctx ended.
+			status.Status, status.Error = webagents.DiscoveryUnknown, err.Error()
 		default:
-			status.Status, status.Endpoint = d.Status.String(), d.Endpoint
+			status.Status, status.Endpoint = d.Status, d.Endpoint
 			effects := map[string]webagents.Effect{}
 			for _, a := range d.Actions {
 				effects[a.Name] = a.Effect
@@ -171,7 +187,7 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 		}
 		if st.opts.Logger != nil {
 			if status.Error != "" {
-				st.opts.Logger.Warn("webagents site has no tools", "url", page, "status", status.Status, "error", status.Error)
+				st.opts.Logger.Warn("webagents site has no tools", "url", page, "status", status.Status.String(), "error", status.Error)
 			} else {
 				st.opts.Logger.Info("webagents site", "url", page, "tools", len(status.Tools), "skipped", len(status.Skipped))
 			}
@@ -201,8 +217,8 @@ func (st *Sites) Statuses() []SiteStatus {
 // Calls run through webagents.Client.DiscoverAndRun, which reads the
 // site's manifest again: the consent gates, the input validation against
 // the action's schema and the batch planning happen, against what the site
-// publishes now, before the batch is sent, and a refusal for consent names
-// the flag that would allow it. A failed batch is a result with isError.
+// publishes now, before the batch is sent, and a refusal for consent ends
+// with SiteToolsOptions.AllowWritesHint or AllowIrreversibleHint. A failed batch is a result with isError.
 //
 // Every site's tools are named "<host>_<action>" (the host with its port, in
 // tool-name characters; numbered, such as "<host>-2_<action>", when two
@@ -476,10 +492,11 @@ func (st *Sites) changesState(page string, ops []webagents.Operation) bool {
 
 func (st *Sites) addStatus(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        ToolWebAgentsStatus,
-		Title:       "WebAgents sites",
-		Description: "Report each configured WebAgents site: whether its manifest was found and valid (and why not), its endpoint, and the tools made from its actions.",
-		Annotations: annotations(true, false, true, false),
+		Name:         ToolWebAgentsStatus,
+		Title:        "WebAgents sites",
+		Description:  "Report each configured WebAgents site: whether its manifest was found and valid (and why not), its endpoint, and the tools made from its actions.",
+		Annotations:  annotations(true, false, true, false),
+		OutputSchema: siteStatusSchema,
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, siteStatusOut, error) {
 		return nil, siteStatusOut{Sites: st.statuses}, nil
 	})
@@ -489,6 +506,18 @@ type siteStatusOut struct {
 	Sites []SiteStatus `json:"sites"`
 }
 
+// siteStatusSchema is webagents_status's output schema: a status is its
+// text in JSON, a string.
+var siteStatusSchema = func() *jsonschema.Schema {
+	schema, err := jsonschema.For[siteStatusOut](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[webagents.DiscoveryStatus](): {Type: "string"},
+	}})
+	if err != nil {
+		panic(err) // a fixed type: its schema is fixed too
+	}
+	return schema
+}()
+
 // run runs ops on page, with key as the Idempotency-Key unless it is "", and
 // makes the tool result. keyArg names the argument that carries the key.
 func (st *Sites) run(ctx context.Context, req *mcp.CallToolRequest, page string, ops []webagents.Operation, key, keyArg string) *mcp.CallToolResult {
@@ -497,14 +526,14 @@ func (st *Sites) run(ctx context.Context, req *mcp.CallToolRequest, page string,
 	progress(0, total, fmt.Sprintf("running %d operation(s) on %s", len(ops), page))
 	// Discovered again for each call: a long-running server checks consent
 	// against what the site publishes now, not at startup (a read that has
-	// become a write is refused without --allow-writes).
+	// become a write is refused without AllowWrites).
 	res, err := st.opts.Client.DiscoverAndRun(ctx, page, ops, st.runOptions(key))
 	progress(total, total, "done")
 	sent := !refusedBeforeSending(res, err)
 	if err != nil {
 		var consent *webagents.ConsentError
 		if errors.As(err, &consent) {
-			err = fmt.Errorf("refused before sending: %s (the server was started without it)", consent.Refusal(st.opts.WritesFlag, st.opts.IrreversibleFlag))
+			err = errors.New("refused before sending: " + consent.Refusal(st.opts.AllowWritesHint, st.opts.AllowIrreversibleHint))
 		}
 	}
 	out := &mcp.CallToolResult{IsError: err != nil}

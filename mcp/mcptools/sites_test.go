@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -79,4 +80,67 @@ func TestObjectSchema(t *testing.T) {
 		assert.Equal(t, ok, objectSchema([]byte(schema)) == "", schema)
 	}
 	assert.Empty(t, objectSchema(nil), "no schema: any object")
+}
+
+// TestSiteStatuses: a site's status is the webagents discovery status, typed,
+// its text in JSON; a URL discovery could not even try is
+// DiscoveryUnknown, never a success.
+func TestSiteStatuses(t *testing.T) {
+	page := startShop(t)
+	sites := DiscoverSites(t.Context(), []string{page, "ftp://shop.example/", "http://127.0.0.1:1/"}, nil)
+	st := sites.Statuses()
+	require.Len(t, st, 3)
+	assert.Equal(t, webagents.DiscoveryFound, st[0].Status)
+	assert.Empty(t, st[0].Error)
+	assert.Equal(t, webagents.DiscoveryUnknown, st[1].Status)
+	assert.Contains(t, st[1].Error, "not an http(s) URL")
+	assert.Equal(t, webagents.DiscoveryUnavailable, st[2].Status)
+	assert.NotEmpty(t, st[2].Error)
+
+	data, err := json.Marshal(st[1:])
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"status":"unknown"`)
+	assert.Contains(t, string(data), `"status":"unavailable"`)
+	var back []SiteStatus
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, st[1:], back, "a status survives JSON")
+
+	// webagents_status's output schema says what the JSON holds: a string.
+	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	sites.AddTools(server)
+	cs := connect(t, server)
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		require.NoError(t, err)
+		if tool.Name == ToolWebAgentsStatus {
+			schema, err := json.Marshal(tool.OutputSchema)
+			require.NoError(t, err)
+			assert.Contains(t, string(schema), `"status":{"type":"string"}`)
+		}
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolWebAgentsStatus, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "%v", res.Content)
+}
+
+// TestSiteConsentHint: a refusal for consent ends with what gives it in the
+// server's own words; by default the library names no command-line flag.
+func TestSiteConsentHint(t *testing.T) {
+	page := startShop(t)
+	for _, tc := range []struct {
+		opts *SiteToolsOptions
+		want string
+	}{
+		{nil, DefaultAllowWritesHint},
+		{&SiteToolsOptions{AllowWritesHint: "the Writes switch in Settings"}, "the Writes switch in Settings"},
+	} {
+		sites := DiscoverSites(t.Context(), []string{page}, tc.opts)
+		server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		sites.AddTools(server)
+		res, err := connect(t, server).CallTool(t.Context(), &mcp.CallToolParams{Name: siteToolName(page, "cart.add"), Arguments: map[string]any{"productId": "kbd-75"}})
+		require.NoError(t, err)
+		assert.True(t, res.IsError)
+		text := strings.Join(resultTexts(res), "\n")
+		assert.Equal(t, `refused before sending: operation "call" runs write action "cart.add", which needs `+tc.want, text)
+		assert.NotContains(t, text, "--allow")
+	}
 }

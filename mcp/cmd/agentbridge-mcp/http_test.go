@@ -68,3 +68,12 @@ func TestHTTPLoopbackOnly(t *testing.T) {
 		assert.Contains(t, stderr.String(), "only loopback addresses", addr)
 	}
 }
+
+func TestLoopbackListenAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8931": true, "localhost:0": true, "LOCALHOST:1": true, "[::1]:9": true, "127.1.2.3:80": true, "[::ffff:127.0.0.1]:1": true,
+		"0.0.0.0:0": false, ":0": false, "[::]:80": false, "192.0.2.1:8080": false, "example.com:80": false, "localhost": false, "": false,
+	} {
+		assert.Equal(t, want, loopbackListenAddr(addr), addr)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -145,9 +146,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		// and cookies kept per site origin for the process, so a site's
 		// session (sign-in, cart) lasts across tool calls and never reaches
 		// another site.
+		// A refusal for consent names the flag that gives it.
 		discovered = mcptools.DiscoverSites(dctx, sites, &mcptools.SiteToolsOptions{
 			AllowWrites: *allowWrites, AllowIrreversible: *allowIrreversible,
-			ReservedNames: reserved, Logger: logger,
+			AllowWritesHint:       "--allow-writes (the server was started without it)",
+			AllowIrreversibleHint: "--allow-irreversible (the server was started without it)",
+			ReservedNames:         reserved, Logger: logger,
 		})
 		cancel()
 		line := "Other tools are WebAgents actions of websites, named <site host>_<action>; webagents_batch runs several in one batch. " +
@@ -260,10 +264,25 @@ func startHub(addr string, logger *slog.Logger, stderr io.Writer) (*extbridge.Hu
 	return h, nil
 }
 
+// loopbackListenAddr reports whether addr (host:port) may be listened on:
+// its host must be a loopback IP address or "localhost" (the handler
+// refuses other peers anyway; this keeps the port off other interfaces).
+func loopbackListenAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
 // serveHTTP serves server over streamable HTTP on a loopback address until ctx
 // ends.
 func serveHTTP(ctx context.Context, server *mcp.Server, addr string, origins []string, logger *slog.Logger, stderr io.Writer) error {
-	if !mcptools.LoopbackListenAddr(addr) {
+	if !loopbackListenAddr(addr) {
 		return fmt.Errorf("--http %s: only loopback addresses (127.0.0.1, ::1, localhost) are served", addr)
 	}
 	token := os.Getenv(envHTTPToken)

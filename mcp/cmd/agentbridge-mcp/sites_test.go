@@ -138,9 +138,9 @@ func TestSiteTools(t *testing.T) {
 		var status struct{ Sites []mcptools.SiteStatus }
 		require.NoError(t, json.Unmarshal([]byte(mustJSON(t, res.StructuredContent)), &status))
 		require.Len(t, status.Sites, 2)
-		assert.Equal(t, "found", status.Sites[0].Status)
+		assert.Equal(t, webagents.DiscoveryFound, status.Sites[0].Status)
 		assert.Len(t, status.Sites[0].Tools, len(actions))
-		assert.Equal(t, "invalid", status.Sites[1].Status)
+		assert.Equal(t, webagents.DiscoveryInvalid, status.Sites[1].Status)
 		assert.Contains(t, status.Sites[1].Error, "actions")
 		assert.Empty(t, status.Sites[1].Tools)
 
@@ -216,7 +216,7 @@ func TestSiteConsentWrites(t *testing.T) {
 	cs, _ := startStdio(t, nil, nil, "--site", page)
 	res := call(t, cs, siteTool(page, "cart.add"), map[string]any{"productId": "kbd-75"})
 	assert.True(t, res.IsError)
-	assert.Contains(t, text(res), "--allow-writes")
+	assert.Contains(t, text(res), `refused before sending: operation "call" runs write action "cart.add", which needs --allow-writes (the server was started without it)`)
 	assert.Zero(t, posts.Load())
 	res = call(t, cs, mcptools.ToolWebAgentsBatch, map[string]any{"operations": []map[string]any{
 		{"id": "find", "action": "catalog.search", "input": map[string]any{"query": "keyboard"}},
