@@ -220,13 +220,16 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		done:  make(chan struct{}),
 		tools: map[string]struct{}{},
 	}
-	c.turn.gate, c.turn.wake = rec.gate, make(chan struct{}, 1)
+	c.turn.wake = make(chan struct{}, 1)
 	c.info = ConnInfo{Origin: origin, RemoteAddr: r.RemoteAddr}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.touch()
-	// Deadlines set by the HTTP server do not apply to the WebSocket.
-	if c.raw != nil {
-		c.raw.SetDeadline(time.Time{})
+	// Deadlines set by the HTTP server do not apply to the WebSocket. A
+	// command's caller reads the socket only where a read deadline can
+	// interrupt it (readturn.go): on a transport without deadlines it
+	// could not stop until bytes came.
+	if c.raw != nil && c.raw.SetDeadline(time.Time{}) == nil && c.raw.SetReadDeadline(time.Time{}) == nil {
+		c.turn.gate = rec.gate
 	}
 
 	h.mu.Lock()
