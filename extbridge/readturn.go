@@ -164,9 +164,13 @@ func (g *frameGate) compact() {
 	}
 }
 
-// empty reports whether nothing is buffered.
-func (g *frameGate) empty() bool {
-	g.mu.Lock()
+// idle reports whether nothing is buffered and nobody reads. It does not
+// wait for a reader: the library's close handshake may hold the lock for as
+// long as a silent peer leaves it waiting for the close frame.
+func (g *frameGate) idle() bool {
+	if !g.mu.TryLock() {
+		return false
+	}
 	defer g.mu.Unlock()
 	return g.r == g.w
 }
@@ -295,7 +299,7 @@ func (c *extConn) takeTurn(call *pendingCall) bool {
 // It reports whether the turn was left free.
 func (c *extConn) releaseTurn(handed []byte) bool {
 	t := &c.turn
-	empty := handed == nil && t.gate.empty() // before t.mu: the gate's lock comes first
+	empty := handed == nil && t.gate.idle() // before t.mu: the gate's lock comes first
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.caller, t.interrupt = nil, false
