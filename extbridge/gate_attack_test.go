@@ -352,3 +352,44 @@ func TestReleaseTurnWhileGateRead(t *testing.T) {
 		t.Error("the serve loop is not woken")
 	}
 }
+
+// The peer's close frame while a caller reads: the close is answered, and
+// the command fails with the peer's code.
+func TestCallerTurnPeerCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		p := dialRawPeer(t, e)
+		_, out, _ := rawCallerTurn(t, e, p, t.Context())
+		go p.send(0x88, "\x0f\xa0bye") // 4000
+		op, payload := p.next()
+		require.Equal(t, byte(0x88), op)
+		assert.Equal(t, uint16(4000), binary.BigEndian.Uint16(payload))
+		err := (<-out).err
+		assert.ErrorIs(t, err, ErrDisconnected)
+		var closed *PeerClosedError
+		require.ErrorAs(t, err, &closed)
+		assert.Equal(t, 4000, closed.Code)
+	})
+}
+
+// Shutdown waits for the command a caller reads for, then closes with
+// 1001 and returns once the peer answers.
+func TestCallerTurnShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		p := dialRawPeer(t, e)
+		_, out, id := rawCallerTurn(t, e, p, t.Context())
+		shut := make(chan error, 1)
+		go func() { shut <- e.hub.Shutdown(t.Context()) }()
+		synctest.Wait()
+		p.send(0x81, resultJSON(id, "last"))
+		o := <-out
+		require.NoError(t, o.err)
+		assert.Equal(t, "last", o.res.Content)
+		op, payload := p.next()
+		require.Equal(t, byte(0x88), op)
+		assert.Equal(t, uint16(1001), binary.BigEndian.Uint16(payload))
+		p.send(0x88, string(payload[:2]))
+		require.NoError(t, <-shut)
+	})
+}
