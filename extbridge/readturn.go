@@ -23,11 +23,13 @@ import (
 // command's round trip over loopback (README, extbridge benchmarks).
 //
 // The turn is free only after a result has been read, while no call is
-// pending on the connection and nothing is buffered. A caller that finds it
-// free takes it; a caller that does not waits for the serve loop to hand it
-// its result, as before. A free turn goes back to the serve loop after
-// turnIdle, or at once when the connection ends, so a frame sent while the
-// turn is free is read at most turnIdle late. A caller that holds the turn:
+// pending on the connection and nothing is buffered, and only on a socket
+// that takes read deadlines (readTurn.gate is nil otherwise). A caller that
+// finds it free takes it; a caller that does not waits for the serve loop to
+// hand it its result, as before. A free turn goes back to the serve loop
+// after turnIdle, or at once when the connection ends, so a frame sent while
+// the turn is free is read at most turnIdle late. A caller that holds the
+// turn:
 //
 //   - dispatches only browser_result frames itself; any other frame (chat,
 //     tool requests, the panel's requests), whose handling runs [Backend]
