@@ -40,21 +40,6 @@ func (noDeadlineConn) SetDeadline(time.Time) error      { return errNoDeadline }
 func (noDeadlineConn) SetReadDeadline(time.Time) error  { return errNoDeadline }
 func (noDeadlineConn) SetWriteDeadline(time.Time) error { return errNoDeadline }
 
-// newEnvOn is newEnv with the hub serving on wrap(the in-memory listener).
-func newEnvOn(t *testing.T, opts HubOptions, wrap func(net.Listener) net.Listener) *env {
-	t.Helper()
-	h, err := NewHub(testToken, &opts)
-	require.NoError(t, err)
-	ln := extbridgetest.NewListener()
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(wrap(ln)) }()
-	t.Cleanup(func() {
-		assert.NoError(t, h.Close())
-		assert.ErrorIs(t, <-served, ErrServerClosed)
-	})
-	return &env{t: t, hub: h, ln: ln}
-}
-
 // On a socket that cannot have a read deadline nothing could interrupt a
 // caller waiting for bytes: a cancelled command must still return at once,
 // so callers never read such a socket.
