@@ -632,11 +632,16 @@ func (c *extConn) write(frame []byte) bool {
 	return true
 }
 
-// closeHandshake sends a close frame and waits (bounded) for the answer.
+// closeHandshake sends a close frame and waits for the answer, at most
+// WriteTimeout: the library bounds its wait for the close frame, but not
+// its skipping of the rest of a frame it stopped reading (one over the
+// read limit), which a peer that stops sending would make last forever.
 func (c *extConn) closeHandshake(code websocket.StatusCode, reason string) {
 	if c.raw != nil {
 		c.raw.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 	}
+	giveUp := time.AfterFunc(c.hub.opts.WriteTimeout, c.kill)
+	defer giveUp.Stop()
 	c.ws.Close(code, reason)
 }
 

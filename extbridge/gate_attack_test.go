@@ -378,3 +378,39 @@ func TestCallerTurnShutdown(t *testing.T) {
 		require.NoError(t, <-shut)
 	})
 }
+
+// A peer that stops in the middle of a frame over the limit (before the
+// hello here) cannot hold the connection open: the close handshake, which
+// would skip the rest of that frame first, gives up after WriteTimeout.
+func TestCloseHandshakeBoundedMidFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, HubOptions{})
+		conn, err := e.ln.Dial(t.Context())
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:52789\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+		require.NoError(t, err)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		drained := make(chan struct{})
+		go func() { io.Copy(io.Discard, br); close(drained) }()
+		header := binary.BigEndian.AppendUint64([]byte{0x81, 0xff}, 1<<20)
+		_, err = conn.Write(append(header, 1, 2, 3, 4))
+		require.NoError(t, err)
+		_, err = conn.Write(make([]byte, DefaultPreHelloReadLimit+1024)) // then nothing
+		require.NoError(t, err)
+		time.Sleep(DefaultHelloTimeout + DefaultWriteTimeout + time.Second)
+		synctest.Wait()
+		select {
+		case <-drained:
+		default:
+			t.Fatal("the hub still holds the connection")
+		}
+		e.hub.mu.Lock()
+		defer e.hub.mu.Unlock()
+		assert.Empty(t, e.hub.conns)
+	})
+}
