@@ -115,7 +115,8 @@
 // (64 MiB, screenshots are megabytes of base64); a larger frame closes the
 // connection with 1009. Outbound frames wait in a queue of SendQueue (256)
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
-// extension is dropped. At most MaxConcurrentTools (16) tool requests run
+// extension is dropped; an extension that does not answer the close frame
+// within WriteTimeout has its socket closed. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB
 // (the history frame carries at most the last 1000), of which a history
 // file's last 8 MiB are read.
