@@ -83,18 +83,32 @@ type rawPeer struct {
 	key  uint32
 }
 
-func dialRawPeer(t *testing.T, e *env) *rawPeer {
+// upgradeRaw opens a WebSocket to the hub by hand and says nothing.
+func upgradeRaw(t *testing.T, e *env) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn, err := e.ln.Dial(t.Context())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:52789\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+	return conn, upgradeConn(t, conn)
+}
+
+// upgradeConn asks for a WebSocket on conn and reads the 101 answer.
+func upgradeConn(t *testing.T, conn net.Conn) *bufio.Reader {
+	t.Helper()
+	_, err := io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:52789\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
 	require.NoError(t, err)
-	p := &rawPeer{t: t, conn: conn, br: bufio.NewReader(conn), key: 0x11223344}
-	resp, err := http.ReadResponse(p.br, nil)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	return br
+}
+
+func dialRawPeer(t *testing.T, e *env) *rawPeer {
+	t.Helper()
+	conn, br := upgradeRaw(t, e)
+	p := &rawPeer{t: t, conn: conn, br: br, key: 0x11223344}
 	p.send(0x81, `{"type":"browser_hello","token":"`+testToken+`","extension_version":"1.0.0"}`)
 	for _, want := range []string{"browser_hello_ack", "mode"} {
 		op, payload := p.next()
@@ -385,20 +399,11 @@ func TestCallerTurnShutdown(t *testing.T) {
 func TestCloseHandshakeBoundedMidFrame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, HubOptions{})
-		conn, err := e.ln.Dial(t.Context())
-		require.NoError(t, err)
-		defer conn.Close()
-		_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:52789\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
-			"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
-		require.NoError(t, err)
-		br := bufio.NewReader(conn)
-		resp, err := http.ReadResponse(br, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+		conn, br := upgradeRaw(t, e)
 		drained := make(chan struct{})
 		go func() { io.Copy(io.Discard, br); close(drained) }()
 		header := binary.BigEndian.AppendUint64([]byte{0x81, 0xff}, 1<<20)
-		_, err = conn.Write(append(header, 1, 2, 3, 4))
+		_, err := conn.Write(append(header, 1, 2, 3, 4))
 		require.NoError(t, err)
 		_, err = conn.Write(make([]byte, DefaultPreHelloReadLimit+1024)) // then nothing
 		require.NoError(t, err)
