@@ -220,13 +220,16 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		done:  make(chan struct{}),
 		tools: map[string]struct{}{},
 	}
-	c.turn.gate, c.turn.wake = rec.gate, make(chan struct{}, 1)
+	c.turn.wake = make(chan struct{}, 1)
 	c.info = ConnInfo{Origin: origin, RemoteAddr: r.RemoteAddr}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.touch()
-	// Deadlines set by the HTTP server do not apply to the WebSocket.
-	if c.raw != nil {
-		c.raw.SetDeadline(time.Time{})
+	// Deadlines set by the HTTP server do not apply to the WebSocket. A
+	// command's caller reads the socket only where a read deadline can
+	// interrupt it (readturn.go): on a transport without deadlines it
+	// could not stop until bytes came.
+	if c.raw != nil && c.raw.SetDeadline(time.Time{}) == nil && c.raw.SetReadDeadline(time.Time{}) == nil {
+		c.turn.gate = rec.gate
 	}
 
 	h.mu.Lock()
@@ -629,11 +632,16 @@ func (c *extConn) write(frame []byte) bool {
 	return true
 }
 
-// closeHandshake sends a close frame and waits (bounded) for the answer.
+// closeHandshake sends a close frame and waits for the answer, at most
+// WriteTimeout: the library bounds its wait for the close frame, but not
+// its skipping of the rest of a frame it stopped reading (one over the
+// read limit), which a peer that stops sending would make last forever.
 func (c *extConn) closeHandshake(code websocket.StatusCode, reason string) {
 	if c.raw != nil {
 		c.raw.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 	}
+	giveUp := time.AfterFunc(c.hub.opts.WriteTimeout, c.kill)
+	defer giveUp.Stop()
 	c.ws.Close(code, reason)
 }
 

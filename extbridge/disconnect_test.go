@@ -1,11 +1,8 @@
 package extbridge
 
 import (
-	"bufio"
 	"errors"
-	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -86,19 +83,7 @@ func TestDisconnectCauses(t *testing.T) {
 // maskedFrame builds a client frame (masked, as RFC 6455 requires) with the
 // given first header byte.
 func maskedFrame(first byte, payload []byte) []byte {
-	mask := [4]byte{1, 2, 3, 4}
-	f := []byte{first}
-	switch n := len(payload); {
-	case n < 126:
-		f = append(f, 0x80|byte(n))
-	default:
-		f = append(f, 0x80|126, byte(n>>8), byte(n))
-	}
-	f = append(f, mask[:]...)
-	for i, b := range payload {
-		f = append(f, b^mask[i%4])
-	}
-	return f
+	return clientFrame(first, payload, 0x01020304)
 }
 
 // A frame that breaks the WebSocket protocol is reported as a protocol
@@ -109,13 +94,7 @@ func TestDisconnectCauseProtocolError(t *testing.T) {
 	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(e.url, "ws://"), "/ws"))
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-	require.NoError(t, err)
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	upgradeConn(t, c)
 	_, err = c.Write(maskedFrame(0x81, []byte(`{"type":"browser_hello","token":"`+testToken+`"}`)))
 	require.NoError(t, err)
 	require.Eventually(t, e.hub.Connected, 10*time.Second, time.Millisecond)

@@ -115,7 +115,8 @@
 // (64 MiB, screenshots are megabytes of base64); a larger frame closes the
 // connection with 1009. Outbound frames wait in a queue of SendQueue (256)
 // frames; each write has a WriteTimeout (10 s) deadline and a stalled
-// extension is dropped. At most MaxConcurrentTools (16) tool requests run
+// extension is dropped; an extension that does not answer the close frame
+// within WriteTimeout has its socket closed. At most MaxConcurrentTools (16) tool requests run
 // at once per connection. Input history: 1000 entries of at most 64 KiB
 // (the history frame carries at most the last 1000), of which a history
 // file's last 8 MiB are read.
@@ -147,17 +148,18 @@
 //
 // All methods of Hub and [InputHistory] are safe for concurrent use. Each
 // connection has one reader at a time, one writer and one pinger; each tool
-// request and each reply turn ([Reply.StartTurn]) runs in its own
-// goroutine. The reader is the HTTP handler's
-// goroutine, except when nobody reads (after a result, no command pending,
-// nothing buffered): the next browser command's caller then reads its own
-// result, and hands any other frame, and the reading, back to the handler's
-// goroutine; a frame that arrives while nobody reads is read within 1 ms. A
-// browser command is written by its caller when nothing is queued or being
-// written (else queued for the writer), always behind the frames queued
-// before it. Backend methods are called from the handler's goroutine, one
-// at a time, in frame order. OnConnect and
-// OnDisconnect are called one at a time, in order, from a hub goroutine.
+// request and each reply turn ([Reply.StartTurn]) runs in its own goroutine.
+// The reader is the HTTP handler's goroutine, except when nobody reads
+// (after a result, no command pending, nothing buffered, and a socket that
+// takes read deadlines, which interrupt it): the next browser command's
+// caller then reads its own result, and hands any other frame, and the
+// reading, back to the handler's goroutine; a frame that arrives while
+// nobody reads is read within 1 ms. A browser command is written by its
+// caller when nothing is queued or being written (else queued for the
+// writer), always behind the frames queued before it. Backend methods are
+// called from the handler's goroutine, one at a time, in frame order.
+// OnConnect and OnDisconnect are called one at a time, in order, from a hub
+// goroutine.
 // Close and Shutdown wait for every goroutine the hub started, reply turns
 // included (Close cancels their context; Shutdown waits for them until its
 // own context ends); Close is idempotent.

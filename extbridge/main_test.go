@@ -31,11 +31,22 @@ type env struct {
 
 func newEnv(t *testing.T, opts HubOptions) *env {
 	t.Helper()
+	return newEnvOn(t, opts, nil)
+}
+
+// newEnvOn is newEnv with the hub serving on wrap(the in-memory listener),
+// or on the listener itself when wrap is nil.
+func newEnvOn(t *testing.T, opts HubOptions, wrap func(net.Listener) net.Listener) *env {
+	t.Helper()
 	h, err := NewHub(testToken, &opts)
 	require.NoError(t, err)
 	ln := extbridgetest.NewListener()
+	var l net.Listener = ln
+	if wrap != nil {
+		l = wrap(ln)
+	}
 	served := make(chan error, 1)
-	go func() { served <- h.Serve(ln) }()
+	go func() { served <- h.Serve(l) }()
 	t.Cleanup(func() {
 		assert.NoError(t, h.Close())
 		assert.ErrorIs(t, <-served, ErrServerClosed)

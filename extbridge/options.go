@@ -70,7 +70,9 @@ type HubOptions struct {
 	// for that long is considered stalled and is disconnected. On the
 	// server of Serve and ListenAndServe it also bounds each write of an
 	// HTTP answer (artifacts, refusals), so that a client that never reads
-	// cannot hold a connection. Default 10 s.
+	// cannot hold a connection. It also bounds the close handshake: the
+	// socket is closed when the extension has not answered the close frame
+	// within WriteTimeout. Default 10 s.
 	WriteTimeout time.Duration
 
 	// PreHelloReadLimit is the largest frame accepted before the hello.

@@ -23,11 +23,13 @@ import (
 // command's round trip over loopback (README, extbridge benchmarks).
 //
 // The turn is free only after a result has been read, while no call is
-// pending on the connection and nothing is buffered. A caller that finds it
-// free takes it; a caller that does not waits for the serve loop to hand it
-// its result, as before. A free turn goes back to the serve loop after
-// turnIdle, or at once when the connection ends, so a frame sent while the
-// turn is free is read at most turnIdle late. A caller that holds the turn:
+// pending on the connection and nothing is buffered, and only on a socket
+// that takes read deadlines (readTurn.gate is nil otherwise). A caller that
+// finds it free takes it; a caller that does not waits for the serve loop to
+// hand it its result, as before. A free turn goes back to the serve loop
+// after turnIdle, or at once when the connection ends, so a frame sent while
+// the turn is free is read at most turnIdle late. A caller that holds the
+// turn:
 //
 //   - dispatches only browser_result frames itself; any other frame (chat,
 //     tool requests, the panel's requests), whose handling runs [Backend]
@@ -164,9 +166,13 @@ func (g *frameGate) compact() {
 	}
 }
 
-// empty reports whether nothing is buffered.
-func (g *frameGate) empty() bool {
-	g.mu.Lock()
+// idle reports whether nothing is buffered and nobody reads. It does not
+// wait for a reader: the library's close handshake may hold the lock for as
+// long as a silent peer leaves it waiting for the close frame.
+func (g *frameGate) idle() bool {
+	if !g.mu.TryLock() {
+		return false
+	}
 	defer g.mu.Unlock()
 	return g.r == g.w
 }
@@ -295,7 +301,7 @@ func (c *extConn) takeTurn(call *pendingCall) bool {
 // It reports whether the turn was left free.
 func (c *extConn) releaseTurn(handed []byte) bool {
 	t := &c.turn
-	empty := handed == nil && t.gate.empty() // before t.mu: the gate's lock comes first
+	empty := handed == nil && t.gate.idle() // before t.mu: the gate's lock comes first
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.caller, t.interrupt = nil, false
