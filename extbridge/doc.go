@@ -128,7 +128,8 @@
 // authenticated, in any state (HTTP requests and keep-alive connections,
 // WebSockets before their hello); beyond it a new one evicts the oldest
 // idle one, else the oldest, so that the extension's reconnect always gets
-// through. Each write of an HTTP answer must make progress within
+// through. Each WebSocket holds an 8 KiB buffer of its own for the reading
+// turn's frame gate (at most 512 KiB over 64 unauthenticated ones). Each write of an HTTP answer must make progress within
 // WriteTimeout (10 s). Idle HTTP connections close after IdleTimeout
 // (30 s); request headers must arrive within 10 s and hold at most 16 KiB.
 //
