@@ -110,7 +110,7 @@
 // site wrote (action descriptions, answers) reaches the model between
 // <untrusted-site-data …> and </untrusted-site-data> markers, as JSON that
 // cannot hold a marker. Writes to a site need explicit consent
-// ([SiteToolsOptions].AllowWrites, AllowIrreversible), checked before
+// ([DiscoverSitesOptions].AllowWrites, AllowIrreversible), checked before
 // anything is sent, and carry an Idempotency-Key the model can reuse to
 // retry without running an action twice. The default site client keeps
 // cookies per origin ([NewSiteCookieJar]): no site sees another's session. The HTTP handler refuses non-loopback peers

@@ -33,7 +33,7 @@ func TestSiteToolNames(t *testing.T) {
 	prefixA := strings.NewReplacer(":", "_").Replace(hostA) + "_"
 	prefixB := strings.NewReplacer(":", "_").Replace(hostB) + "_"
 	sameHost := strings.Replace(a, "/products", "/cart", 1)
-	sites := DiscoverSites(t.Context(), []string{a, b, sameHost}, &SiteToolsOptions{ReservedNames: []string{prefixB + "cart.state"}})
+	sites := DiscoverSites(t.Context(), []string{a, b, sameHost}, &DiscoverSitesOptions{ReservedNames: []string{prefixB + "cart.state"}})
 	st := sites.Statuses()
 	require.Len(t, st, 3)
 	assert.Contains(t, st[0].Tools, prefixA+"catalog.search", "the first site is prefixed like the others")
@@ -127,11 +127,11 @@ func TestSiteStatuses(t *testing.T) {
 func TestSiteConsentHint(t *testing.T) {
 	page := startShop(t)
 	for _, tc := range []struct {
-		opts *SiteToolsOptions
+		opts *DiscoverSitesOptions
 		want string
 	}{
 		{nil, DefaultAllowWritesHint},
-		{&SiteToolsOptions{AllowWritesHint: "the Writes switch in Settings"}, "the Writes switch in Settings"},
+		{&DiscoverSitesOptions{AllowWritesHint: "the Writes switch in Settings"}, "the Writes switch in Settings"},
 	} {
 		sites := DiscoverSites(t.Context(), []string{page}, tc.opts)
 		server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
