@@ -173,6 +173,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
 	})
+	// The client log was made before the server, since the discovery above
+	// and the server's own logger log through it: from now on it reaches
+	// the server's sessions.
 	clientLog.Attach(server)
 	mcptools.AddErrorCodes(server)
 	if useBridge || hub.on {
