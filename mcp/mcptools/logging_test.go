@@ -31,20 +31,10 @@ func TestClientLogHandler(t *testing.T) {
 			logger.WithGroup("g").Warn("bridge connection lost", "socket", "/tmp/s", "call", calls)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 		})
-	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
-	got := make(chan *mcp.LoggingMessageParams, 10)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(t.Context(), st, nil)
-	require.NoError(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
-		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params },
-	}).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer func() { cs.Close(); ss.Wait() }()
+	cs, got := logClient(t, server)
 
 	// No level set: nothing is sent; then a warning level.
-	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}})
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "log", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	h.sent()
 	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
@@ -88,17 +78,7 @@ func TestClientLogHandlerAttach(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"},
 		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}})
-	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
-	got := make(chan *mcp.LoggingMessageParams, 10)
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(t.Context(), st, nil)
-	require.NoError(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
-		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params },
-	}).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer func() { cs.Close(); ss.Wait() }()
+	cs, got := logClient(t, server)
 	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
 	require.NoError(t, cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}))
 
@@ -123,4 +103,24 @@ func TestClientLogHandlerAttach(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"after attach", "attached again"}, msgs)
+}
+
+// logClient connects a client to server and returns it with the log
+// notifications it receives; the session ends with the test.
+//
+//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+func logClient(t *testing.T, server *mcp.Server) (*mcp.ClientSession, <-chan *mcp.LoggingMessageParams) {
+	t.Helper()
+	//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+	got := make(chan *mcp.LoggingMessageParams, 10)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		//lint:ignore SA1019 MCP logging, deprecated from protocol 2026-07-28 (SEP-2577), is still served to the protocols before it
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params },
+	}).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs, got
 }

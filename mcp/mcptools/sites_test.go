@@ -109,17 +109,26 @@ func TestSiteStatuses(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	sites.AddTools(server)
 	cs := connect(t, server)
+	assert.Contains(t, statusOutputSchema(t, cs), `"status":{"type":"string"}`)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolWebAgentsStatus, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "%v", res.Content)
+}
+
+// statusOutputSchema is webagents_status's output schema as cs lists it, in
+// JSON.
+func statusOutputSchema(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
 	for tool, err := range cs.Tools(t.Context(), nil) {
 		require.NoError(t, err)
 		if tool.Name == ToolWebAgentsStatus {
 			schema, err := json.Marshal(tool.OutputSchema)
 			require.NoError(t, err)
-			assert.Contains(t, string(schema), `"status":{"type":"string"}`)
+			return string(schema)
 		}
 	}
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolWebAgentsStatus, Arguments: map[string]any{}})
-	require.NoError(t, err)
-	assert.False(t, res.IsError, "%v", res.Content)
+	t.Fatal("no " + ToolWebAgentsStatus + " tool")
+	return ""
 }
 
 // TestSiteConsentHint: a refusal for consent ends with what gives it in the
