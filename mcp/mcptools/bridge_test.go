@@ -85,13 +85,15 @@ func TestSentinelsArePrefixed(t *testing.T) {
 func TestApprovalUnavailableText(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	seen := toolErrors(server)
-	AddHubTools(server, nil, &HubToolsOptions{NeedsApproval: func(string) bool { return true }}) // refused before the hub is used
+	hub := &fakeHub{}
+	AddHubTools(server, hub, &HubToolsOptions{NeedsApproval: func(string) bool { return true }})
 	res, err := connect(t, server).CallTool(t.Context(), &mcp.CallToolParams{Name: ToolHubClick, Arguments: map[string]any{"selector": "#buy"}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	require.Len(t, res.Content, 1)
 	assert.Equal(t, "this tool call needs the user's approval, and the MCP client does not support elicitation", res.Content[0].(*mcp.TextContent).Text)
 	assert.ErrorIs(t, *seen, ErrApprovalUnavailable)
+	assert.Empty(t, hub.calls, "refused before the hub is used")
 }
 
 // toolErrors records, in what it returns, the error of the last tool result

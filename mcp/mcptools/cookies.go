@@ -24,7 +24,7 @@ const (
 )
 
 // NewSiteCookieJar returns the cookie jar of the site tools' default client
-// (see [SiteToolsOptions].Client): one net/http/cookiejar jar per origin
+// (see [DiscoverSitesOptions].Client): one net/http/cookiejar jar per origin
 // (scheme, host and port), each with the public suffix list, never shared.
 //
 // Cookies ignore ports, and a cookie's Domain attribute widens it to every

@@ -7,7 +7,7 @@
 //     with the reference MCP server's names, descriptions and schemas;
 //   - [AddHubTools]: the browser extension connected to an embedded
 //     extbridge.Hub (hub_navigate, hub_read, hub_click, hub_type,
-//     hub_screenshot, hub_tabs);
+//     hub_screenshot, hub_tabs), or to any [Hub], such as a test's fake;
 //   - [DiscoverSites] and [Sites.AddTools]: one tool per WebAgents action of
 //     each site, named "<host>_<action>", plus webagents_batch and
 //     webagents_status.
@@ -66,10 +66,11 @@
 // requests are protocol errors, as MCP says. The result also carries the Go
 // error for your server's middleware (mcp.CallToolResult.GetError), matched
 // with errors.Is: [ErrBridgeUnreachable], [ErrApprovalDenied],
-// [ErrApprovalUnavailable]. Their Error() texts start with "mcptools: ", as
+// [ErrApprovalUnavailable], [ErrHubNoResult]. Their Error() texts start with "mcptools: ", as
 // every sentinel of this package does; the model reads them without it.
 // A site's discovery outcome is a [SiteStatus] whose Status is the typed
-// webagents.DiscoveryStatus.
+// webagents.DiscoveryStatus, and whose Skipped actions are
+// [SkippedAction] values, the action's name and the reason apart.
 //
 // # Limits
 //
@@ -110,7 +111,7 @@
 // site wrote (action descriptions, answers) reaches the model between
 // <untrusted-site-data …> and </untrusted-site-data> markers, as JSON that
 // cannot hold a marker. Writes to a site need explicit consent
-// ([SiteToolsOptions].AllowWrites, AllowIrreversible), checked before
+// ([DiscoverSitesOptions].AllowWrites, AllowIrreversible), checked before
 // anything is sent, and carry an Idempotency-Key the model can reuse to
 // retry without running an action twice. The default site client keeps
 // cookies per origin ([NewSiteCookieJar]): no site sees another's session. The HTTP handler refuses non-loopback peers

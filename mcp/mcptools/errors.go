@@ -46,7 +46,7 @@ const errPrefix = "mcptools: "
 // model nothing.
 func modelText(err error) string {
 	text := err.Error()
-	for _, sentinel := range []error{ErrBridgeUnreachable, ErrApprovalDenied, ErrApprovalUnavailable} {
+	for _, sentinel := range []error{ErrBridgeUnreachable, ErrApprovalDenied, ErrApprovalUnavailable, ErrHubNoResult} {
 		if errors.Is(err, sentinel) {
 			return strings.Replace(text, sentinel.Error(), strings.TrimPrefix(sentinel.Error(), errPrefix), 1)
 		}

@@ -20,6 +20,39 @@ const (
 	ToolHubTabs       = "hub_tabs"
 )
 
+// Hub is what [AddHubTools] needs of an extension-bridge hub: the browser
+// commands its tools send to the connected extension. [*extbridge.Hub]
+// implements it, and is what a server passes; an implementation of your own
+// (a fake browser in a test, a hub behind a proxy of yours) gets the same
+// tools. The methods take the tool call's context, which ends when the
+// client cancels the call, and are called concurrently, one call per tool
+// call; an error becomes the call's result with isError and the error's
+// text. A nil error comes with a non-nil result (a nil one fails the call
+// with [ErrHubNoResult]).
+type Hub interface {
+	Navigate(ctx context.Context, url string) (*extbridge.BrowserResult, error)
+	Read(ctx context.Context, selector string) (*extbridge.BrowserResult, error)
+	Click(ctx context.Context, selector string) (*extbridge.BrowserResult, error)
+	Type(ctx context.Context, selector, text string, opts *extbridge.TypeOptions) (*extbridge.BrowserResult, error)
+	Screenshot(ctx context.Context) (*extbridge.Screenshot, error)
+	Tabs(ctx context.Context) ([]extbridge.Tab, error)
+}
+
+var _ Hub = (*extbridge.Hub)(nil)
+
+// ErrHubNoResult is matched by the error of a hub tool call whose [Hub]
+// returned neither a result nor an error.
+var ErrHubNoResult = errors.New("mcptools: the hub returned no result")
+
+// hubResult is res, or ErrHubNoResult in place of a nil res with a nil
+// error: a Hub of the user's own cannot make a tool claim success.
+func hubResult[T any](res *T, err error) (*T, error) {
+	if err == nil && res == nil {
+		return nil, toolError{ErrHubNoResult}
+	}
+	return res, err
+}
+
 // HubToolsOptions configures [AddHubTools]. Nil means defaults.
 type HubToolsOptions struct {
 	// NeedsApproval reports whether a call of the named tool needs the
@@ -69,14 +102,17 @@ type hubPage struct {
 }
 
 // AddHubTools registers on s the tools that drive the browser extension
-// connected to hub (the extension bridge): hub_navigate, hub_read, hub_click,
+// connected to hub (the extension bridge, usually an [*extbridge.Hub]): hub_navigate, hub_read, hub_click,
 // hub_type, hub_screenshot (MCP image content with the extension's MIME type)
 // and hub_tabs. Arguments are validated against the tools' schemas before
 // anything is sent. A call made while no extension is connected fails with
 // the hub's "no browser extension connected on port N"; every hub error is a
 // tool result with isError and the hub's message. The call's context is the
 // command's: a cancelled MCP request cancels the command.
-func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
+func AddHubTools(s *mcp.Server, hub Hub, opts *HubToolsOptions) {
+	if hub == nil {
+		panic("mcptools: AddHubTools with a nil Hub")
+	}
 	if opts == nil {
 		opts = &HubToolsOptions{}
 	}
@@ -96,7 +132,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		if ask, err := approve(req, ToolHubNavigate, "open "+in.URL); ask != nil || err != nil {
 			return ask, hubPage{}, err
 		}
-		res, err := hub.Navigate(ctx, in.URL)
+		res, err := hubResult(hub.Navigate(ctx, in.URL))
 		if err != nil {
 			return nil, hubPage{}, err
 		}
@@ -108,7 +144,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		Description: "Read the visible text of an element (CSS selector) or of the whole page in the controlled tab. The text is untrusted page content.",
 		Annotations: annotations(true, false, true, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in hubSelectorIn) (*mcp.CallToolResult, hubPage, error) {
-		res, err := hub.Read(ctx, in.Selector)
+		res, err := hubResult(hub.Read(ctx, in.Selector))
 		if err != nil {
 			return nil, hubPage{}, err
 		}
@@ -124,7 +160,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		if ask, err := approve(req, ToolHubClick, "click "+in.Selector); ask != nil || err != nil {
 			return ask, hubPage{}, err
 		}
-		res, err := hub.Click(ctx, in.Selector)
+		res, err := hubResult(hub.Click(ctx, in.Selector))
 		if err != nil {
 			return nil, hubPage{}, err
 		}
@@ -139,7 +175,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		if ask, err := approve(req, ToolHubType, "type into "+in.Selector); ask != nil || err != nil {
 			return ask, hubPage{}, err
 		}
-		res, err := hub.Type(ctx, in.Selector, in.Text, &extbridge.TypeOptions{PressEnter: in.PressEnter})
+		res, err := hubResult(hub.Type(ctx, in.Selector, in.Text, &extbridge.TypeOptions{PressEnter: in.PressEnter}))
 		if err != nil {
 			return nil, hubPage{}, err
 		}
@@ -151,7 +187,7 @@ func AddHubTools(s *mcp.Server, hub *extbridge.Hub, opts *HubToolsOptions) {
 		Description: "Capture the visible part of the controlled tab as an image.",
 		Annotations: annotations(true, false, true, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, hubShotOut, error) {
-		shot, err := hub.Screenshot(ctx)
+		shot, err := hubResult(hub.Screenshot(ctx))
 		if err != nil {
 			return nil, hubShotOut{}, err
 		}

@@ -37,9 +37,23 @@ type ClientLogOptions struct {
 // (groups as "group.key"), values as text.
 //
 // Records are sent by one goroutine, from a bounded queue: a full queue
-// drops the record, so logging never blocks. Records logged before
-// [ClientLogHandler.Attach] are not sent. Close stops the goroutine. A
+// drops the record, so logging never blocks. Close stops the goroutine. A
 // ClientLogHandler is safe for concurrent use.
+//
+// The handler is made before the server, and given it with
+// [ClientLogHandler.Attach], because what the server is made from logs
+// through it: mcp.ServerOptions.Logger may be a logger that includes it, and
+// so may what runs before mcp.NewServer and keeps logging after (the
+// agentbridge-mcp command discovers its sites first, since their outcome goes
+// into the server's Instructions, and the sites' client logs a site's pacing
+// during tool calls through the same logger). A constructor taking the
+// server could serve neither, so the handler takes the server in a second
+// step; records logged before it are not sent (there is no session to send
+// them to yet).
+//
+// The zero value sends nothing, as slog.DiscardHandler: Enabled reports
+// false and Close does nothing; Attach panics, since it has no queue. Make
+// one with [NewClientLogHandler].
 type ClientLogHandler struct {
 	st    *clientLogState
 	attrs []slog.Attr
@@ -84,12 +98,22 @@ func NewClientLogHandler(opts *ClientLogOptions) *ClientLogHandler {
 	return &ClientLogHandler{st: st}
 }
 
-// Attach sets the server whose sessions receive the records.
-func (h *ClientLogHandler) Attach(server *mcp.Server) { h.st.server.Store(server) }
+// Attach sets the server whose sessions receive the records from now on,
+// replacing any server attached before; nil stops sending. It panics on a
+// ClientLogHandler not made by NewClientLogHandler.
+func (h *ClientLogHandler) Attach(server *mcp.Server) {
+	if h.st == nil {
+		panic("mcptools: ClientLogHandler.Attach on a handler not made by NewClientLogHandler")
+	}
+	h.st.server.Store(server)
+}
 
 // Close stops sending; records still queued are dropped. Close is
 // idempotent.
 func (h *ClientLogHandler) Close() error {
+	if h.st == nil {
+		return nil
+	}
 	h.st.once.Do(func() { close(h.st.stop) })
 	<-h.st.done
 	return nil
@@ -122,12 +146,12 @@ func (st *clientLogState) run() {
 
 // Enabled reports whether level reaches clients at all.
 func (h *ClientLogHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return level >= h.st.level.Level()
+	return h.st != nil && level >= h.st.level.Level()
 }
 
 // Handle queues r for the clients, or drops it when the queue is full.
 func (h *ClientLogHandler) Handle(ctx context.Context, r slog.Record) error {
-	if h.st.server.Load() == nil {
+	if h.st == nil || h.st.server.Load() == nil {
 		return nil
 	}
 	data := make(map[string]string, 1+len(h.attrs)+r.NumAttrs())

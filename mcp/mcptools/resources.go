@@ -210,9 +210,17 @@ func (c *Captures) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.R
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: k.uri, MIMEType: k.mime, Text: k.text, Blob: k.blob}}}, nil
 }
 
-// Len returns how many captures are kept, and their bytes.
-func (c *Captures) Len() (count, bytes int) {
+// Len returns how many captures are kept: at most CaptureOptions.MaxCaptures.
+func (c *Captures) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.kept), c.bytes
+	return len(c.kept)
+}
+
+// Bytes returns the size of the captures kept, image data and snapshot text
+// together: at most CaptureOptions.MaxBytes.
+func (c *Captures) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }

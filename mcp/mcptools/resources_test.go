@@ -108,8 +108,7 @@ func TestCaptureResources(t *testing.T) {
 	read, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: link.URI})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"url":"https://x.example/","elements":[]}`, read.Contents[0].Text)
-	count, _ := captures.Len()
-	assert.Equal(t, 2, count)
+	assert.Equal(t, 2, captures.Len())
 }
 
 // TestCaptureResourceBytes: the byte bound drops the oldest too, and a
@@ -121,14 +120,12 @@ func TestCaptureResourceBytes(t *testing.T) {
 		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserScreenshot, Arguments: map[string]any{}})
 		require.NoError(t, err)
 	}
-	count, bytes := captures.Len()
-	assert.Equal(t, 2, count)
-	assert.Equal(t, 6, bytes)
+	assert.Equal(t, 2, captures.Len())
+	assert.Equal(t, 6, captures.Bytes())
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.BrowserSnapshot, Arguments: map[string]any{}})
 	require.NoError(t, err)
 	assert.Nil(t, resourceLink(res), "a snapshot over the byte bound is not kept")
-	count, _ = captures.Len()
-	assert.Equal(t, 2, count)
+	assert.Equal(t, 2, captures.Len())
 }
 
 // TestCaptureLinksOnly: with LinksOnly the image leaves the result for

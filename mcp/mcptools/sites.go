@@ -27,8 +27,9 @@ const (
 	ToolWebAgentsStatus = "webagents_status"
 )
 
-// SiteToolsOptions configures [DiscoverSites]. Nil means defaults.
-type SiteToolsOptions struct {
+// DiscoverSitesOptions configures [DiscoverSites], and through it the tools
+// and resources of the [Sites] it returns. Nil means defaults.
+type DiscoverSitesOptions struct {
 	// Client discovers manifests and runs batches. Nil means a
 	// webagents.Client logging to Logger whose HTTP client is
 	// webagents.NewHTTPClient (the webagents client's own transport limits)
@@ -59,7 +60,7 @@ type SiteToolsOptions struct {
 	Logger *slog.Logger
 }
 
-// Defaults of SiteToolsOptions.AllowWritesHint and AllowIrreversibleHint.
+// Defaults of DiscoverSitesOptions.AllowWritesHint and AllowIrreversibleHint.
 const (
 	DefaultAllowWritesHint       = "the user's consent to write actions, which this server was not given"
 	DefaultAllowIrreversibleHint = "the user's consent to irreversible actions, which this server was not given"
@@ -80,15 +81,32 @@ type SiteStatus struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// Tools are the names of the tools registered for the site's actions.
 	Tools []string `json:"tools"`
-	// Skipped lists actions that could not become tools, with the reason.
-	Skipped []string `json:"skipped,omitempty"`
+	// Skipped lists the actions that could not become tools, each with the
+	// reason, in the manifest's order.
+	Skipped []SkippedAction `json:"skipped,omitempty"`
+}
+
+// SkippedAction is an action of a site's manifest that could not become a
+// tool: its input schema is not the object schema MCP requires, or no free
+// tool name was left for it. In JSON: {"action": …, "reason": …}.
+type SkippedAction struct {
+	// Action is the action's name, as the manifest gives it.
+	Action string `json:"action" jsonschema:"the action's name, as the site's manifest gives it"`
+	// Reason says why the action has no tool.
+	Reason string `json:"reason" jsonschema:"why the action has no tool"`
 }
 
 // Sites are the WebAgents sites [DiscoverSites] found, ready to become tools
 // of an [mcp.Server] with AddTools. A Sites is safe for concurrent use once
 // made.
+//
+// A Sites is made by DiscoverSites. The zero value has no sites, like the
+// result of DiscoverSites with none: Statuses is empty, AddTools registers
+// only webagents_batch, which refuses every call saying no site is
+// configured, and webagents_status, which reports an empty list, and
+// AddResources only the status resource, an empty list too.
 type Sites struct {
-	opts     SiteToolsOptions
+	opts     DiscoverSitesOptions
 	pages    []string
 	statuses []SiteStatus
 	actions  []siteAction
@@ -117,7 +135,7 @@ const (
 // once, within ctx) and plans one tool per action in scope for that page.
 // A site whose discovery fails (no manifest, an invalid one, unreachable) gets
 // no tools and a status saying why; the other sites are unaffected.
-func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) *Sites {
+func DiscoverSites(ctx context.Context, pages []string, opts *DiscoverSitesOptions) *Sites {
 	st := &Sites{pages: slices.Clone(pages)}
 	if opts != nil {
 		st.opts = *opts
@@ -177,7 +195,7 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 					problem = "no free tool name for this action"
 				}
 				if problem != "" {
-					status.Skipped = append(status.Skipped, a.Name+": "+problem)
+					status.Skipped = append(status.Skipped, SkippedAction{Action: a.Name, Reason: problem})
 					continue
 				}
 				taken[name] = true
@@ -197,9 +215,11 @@ func DiscoverSites(ctx context.Context, pages []string, opts *SiteToolsOptions) 
 	return st
 }
 
-// Statuses returns each site's discovery outcome, in the order given.
+// Statuses returns each site's discovery outcome, in the order given: a
+// copy, which the caller may change. It is never nil.
 func (st *Sites) Statuses() []SiteStatus {
-	out := slices.Clone(st.statuses)
+	out := make([]SiteStatus, len(st.statuses))
+	copy(out, st.statuses)
 	for i := range out {
 		out[i].Tools = slices.Clone(out[i].Tools)
 		out[i].Skipped = slices.Clone(out[i].Skipped)
@@ -218,7 +238,7 @@ func (st *Sites) Statuses() []SiteStatus {
 // site's manifest again: the consent gates, the input validation against
 // the action's schema and the batch planning happen, against what the site
 // publishes now, before the batch is sent, and a refusal for consent ends
-// with SiteToolsOptions.AllowWritesHint or AllowIrreversibleHint. A failed batch is a result with isError.
+// with DiscoverSitesOptions.AllowWritesHint or AllowIrreversibleHint. A failed batch is a result with isError.
 //
 // Every site's tools are named "<host>_<action>" (the host with its port, in
 // tool-name characters; numbered, such as "<host>-2_<action>", when two
@@ -461,6 +481,9 @@ func (st *Sites) addBatch(s *mcp.Server, pages []string) {
 		// Without consent for writes, a batch can only read.
 		Annotations: annotations(!st.opts.AllowWrites && !st.opts.AllowIrreversible, st.opts.AllowIrreversible, false, true),
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in batchIn) (*mcp.CallToolResult, any, error) {
+		if len(pages) == 0 {
+			return nil, nil, errors.New("no WebAgents site is configured on this server")
+		}
 		page := in.Site
 		if page == "" {
 			if len(pages) != 1 {
@@ -498,7 +521,7 @@ func (st *Sites) addStatus(s *mcp.Server) {
 		Annotations:  annotations(true, false, true, false),
 		OutputSchema: siteStatusSchema,
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ hubEmptyIn) (*mcp.CallToolResult, siteStatusOut, error) {
-		return nil, siteStatusOut{Sites: st.statuses}, nil
+		return nil, siteStatusOut{Sites: st.Statuses()}, nil
 	})
 }
 

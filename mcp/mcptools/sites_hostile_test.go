@@ -41,7 +41,7 @@ func startSite(t *testing.T, manifest string, actions map[string]webagents.Actio
 // tools, writes and irreversible actions allowed.
 func siteTools(t *testing.T, page string) (*mcp.ClientSession, map[string]*mcp.Tool) {
 	t.Helper()
-	sites := DiscoverSites(t.Context(), []string{page}, &SiteToolsOptions{AllowWrites: true, AllowIrreversible: true})
+	sites := DiscoverSites(t.Context(), []string{page}, &DiscoverSitesOptions{AllowWrites: true, AllowIrreversible: true})
 	require.Empty(t, sites.Statuses()[0].Error)
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	sites.AddTools(server)

@@ -33,7 +33,7 @@ func TestSiteToolNames(t *testing.T) {
 	prefixA := strings.NewReplacer(":", "_").Replace(hostA) + "_"
 	prefixB := strings.NewReplacer(":", "_").Replace(hostB) + "_"
 	sameHost := strings.Replace(a, "/products", "/cart", 1)
-	sites := DiscoverSites(t.Context(), []string{a, b, sameHost}, &SiteToolsOptions{ReservedNames: []string{prefixB + "cart.state"}})
+	sites := DiscoverSites(t.Context(), []string{a, b, sameHost}, &DiscoverSitesOptions{ReservedNames: []string{prefixB + "cart.state"}})
 	st := sites.Statuses()
 	require.Len(t, st, 3)
 	assert.Contains(t, st[0].Tools, prefixA+"catalog.search", "the first site is prefixed like the others")
@@ -109,17 +109,26 @@ func TestSiteStatuses(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	sites.AddTools(server)
 	cs := connect(t, server)
+	assert.Contains(t, statusOutputSchema(t, cs), `"status":{"type":"string"}`)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolWebAgentsStatus, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "%v", res.Content)
+}
+
+// statusOutputSchema is webagents_status's output schema as cs lists it, in
+// JSON.
+func statusOutputSchema(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
 	for tool, err := range cs.Tools(t.Context(), nil) {
 		require.NoError(t, err)
 		if tool.Name == ToolWebAgentsStatus {
 			schema, err := json.Marshal(tool.OutputSchema)
 			require.NoError(t, err)
-			assert.Contains(t, string(schema), `"status":{"type":"string"}`)
+			return string(schema)
 		}
 	}
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ToolWebAgentsStatus, Arguments: map[string]any{}})
-	require.NoError(t, err)
-	assert.False(t, res.IsError, "%v", res.Content)
+	t.Fatal("no " + ToolWebAgentsStatus + " tool")
+	return ""
 }
 
 // TestSiteConsentHint: a refusal for consent ends with what gives it in the
@@ -127,11 +136,11 @@ func TestSiteStatuses(t *testing.T) {
 func TestSiteConsentHint(t *testing.T) {
 	page := startShop(t)
 	for _, tc := range []struct {
-		opts *SiteToolsOptions
+		opts *DiscoverSitesOptions
 		want string
 	}{
 		{nil, DefaultAllowWritesHint},
-		{&SiteToolsOptions{AllowWritesHint: "the Writes switch in Settings"}, "the Writes switch in Settings"},
+		{&DiscoverSitesOptions{AllowWritesHint: "the Writes switch in Settings"}, "the Writes switch in Settings"},
 	} {
 		sites := DiscoverSites(t.Context(), []string{page}, tc.opts)
 		server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)

@@ -147,7 +147,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 		// session (sign-in, cart) lasts across tool calls and never reaches
 		// another site.
 		// A refusal for consent names the flag that gives it.
-		discovered = mcptools.DiscoverSites(dctx, sites, &mcptools.SiteToolsOptions{
+		discovered = mcptools.DiscoverSites(dctx, sites, &mcptools.DiscoverSitesOptions{
 			AllowWrites: *allowWrites, AllowIrreversible: *allowIrreversible,
 			AllowWritesHint:       "--allow-writes (the server was started without it)",
 			AllowIrreversibleHint: "--allow-irreversible (the server was started without it)",
@@ -173,6 +173,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer, stderr io.Writer) err
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
 	})
+	// The client log was made before the server, since the discovery above
+	// and the server's own logger log through it: from now on it reaches
+	// the server's sessions.
 	clientLog.Attach(server)
 	mcptools.AddErrorCodes(server)
 	if useBridge || hub.on {
