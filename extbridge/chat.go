@@ -253,12 +253,15 @@ const chatEventPrefix = `{"type":"chat_event","event":`
 // Emit waits only while the connection's send queue is full. A protocol-2
 // extension drops every event that fails AG-UI 1.0's schemas: the
 // constructors of this package make valid events, while an event made with
-// [NewChatEvent] is relayed as it is.
+// [NewChatEvent] is relayed as it is. Once Close or Shutdown began Emit
+// returns [ErrClosed], except during Shutdown for a turn still running,
+// called with the turn's context (or one derived from it): see
+// [Hub.Shutdown].
 func (h *Hub) Emit(ctx context.Context, e ChatEvent) error {
 	if e.typ == "" || e.raw == nil {
 		return ErrInvalidEvent
 	}
-	if h.closedFlag.Load() {
+	if h.closedFlag.Load() && !h.drainingFor(ctx) {
 		return ErrClosed
 	}
 	c := h.cur.Load()
@@ -387,38 +390,58 @@ func (t *Turn) Echo(ctx context.Context, messageID, text string) error {
 // context.Canceled) RUN_FINISHED has the outcome {"type":"cancelled"} and,
 // for classic panels, the interrupted frame follows. threadID should be
 // the conversation id: protocol-2 panels adopt it as their active
-// conversation. It returns fn's error. A [Backend] answering a panel
+// conversation. It returns fn's error, and [ErrClosed] without calling fn
+// once Close or Shutdown began. [Hub.Shutdown] waits for a running turn
+// and [Hub.Close] cancels fn's context. A [Backend] answering a panel
 // message starts its turn with [Reply.StartTurn] instead, which runs
 // RunTurn in a goroutine the hub owns.
 func (h *Hub) RunTurn(ctx context.Context, threadID, runID string, fn func(ctx context.Context, t *Turn) error) error {
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	t := &Turn{hub: h, ThreadID: threadID, RunID: runID, cancel: cancel}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return ErrClosed
 	}
+	t, tctx := h.openTurnLocked(ctx, threadID, runID)
+	h.mu.Unlock()
+	return h.runTurn(tctx, t, fn)
+}
+
+// turnKey is the context key of a running turn's [Turn]: the calls made
+// with its context are the turn's, which Shutdown lets finish.
+type turnKey struct{}
+
+// openTurnLocked registers a turn of ctx (h.mu held, the hub open), so
+// that Shutdown waits for it from now on, and returns it with its context.
+func (h *Hub) openTurnLocked(ctx context.Context, threadID, runID string) (*Turn, context.Context) {
+	t := &Turn{hub: h, ThreadID: threadID, RunID: runID}
+	tctx, cancel := context.WithCancel(context.WithValue(ctx, turnKey{}, t))
+	t.cancel = cancel
 	h.turns[t] = struct{}{}
 	if threadID != "" {
 		h.lastThread = threadID
 	}
-	h.mu.Unlock()
+	return t, tctx
+}
+
+// runTurn runs the turn t that openTurnLocked registered, and unregisters
+// it.
+func (h *Hub) runTurn(tctx context.Context, t *Turn, fn func(ctx context.Context, t *Turn) error) error {
+	defer t.cancel()
 	defer func() {
 		h.mu.Lock()
 		delete(h.turns, t)
 		h.mu.Unlock()
 	}()
-	if err := h.Emit(tctx, RunStarted(threadID, runID)); err != nil {
+	if err := h.Emit(tctx, RunStarted(t.ThreadID, t.RunID)); err != nil {
 		return err
 	}
 	err := fn(tctx, t)
 	// The turn's context may be cancelled: the closing frames still go out,
-	// bounded by the write timeout.
-	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.WriteTimeout)
+	// bounded by the write timeout, as the turn's (it is still registered).
+	ectx, ecancel := context.WithTimeout(context.WithoutCancel(tctx), h.opts.WriteTimeout)
 	defer ecancel()
 	cancelled := errors.Is(err, context.Canceled) || tctx.Err() != nil
-	run := t.CurrentRunID()
+	threadID, run := t.ThreadID, t.CurrentRunID()
 	switch {
 	case err != nil && !cancelled:
 		_ = h.Emit(ectx, runFailed(threadID, run, truncate(err.Error(), maxErrorText)))

@@ -240,8 +240,10 @@ func (h *Hub) Tabs(ctx context.Context) ([]Tab, error) {
 // hub refuses the command before sending it ([ErrInvalidCommand]: a navigate
 // without an absolute URL of an allowed scheme, a click or type without a
 // selector),
-// [ErrInvalidResult] for a result the hub cannot use, [ErrClosed], or ctx's
-// error when it is cancelled. When the extension has stopped reading its
+// [ErrInvalidResult] for a result the hub cannot use, [ErrClosed] once
+// Close or Shutdown began (during Shutdown a running turn's commands, made
+// with its context, still go: see [Hub.Shutdown]), or ctx's error when it
+// is cancelled. When the extension has stopped reading its
 // socket, Command may return up to HubOptions.WriteTimeout after ctx is
 // cancelled (the connection is then dropped as stalled).
 func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, error) {
@@ -271,7 +273,7 @@ func (h *Hub) Command(ctx context.Context, cmd BrowserCommand) (*BrowserResult, 
 
 	call := &pendingCall{id: id, action: cmd.Action, done: make(chan struct{})}
 	h.mu.Lock()
-	if h.closed {
+	if h.closed && !h.drainingForLocked(ctx) {
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}

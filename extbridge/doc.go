@@ -162,8 +162,20 @@
 // OnConnect and OnDisconnect are called one at a time, in order, from a hub
 // goroutine.
 // Close and Shutdown wait for every goroutine the hub started, reply turns
-// included (Close cancels their context; Shutdown waits for them until its
-// own context ends); Close is idempotent.
+// included; Close is idempotent.
+//
+// # Shutdown
+//
+// [Hub.Shutdown] is graceful as net/http's is: it refuses new connections,
+// the turns of new panel messages and the calls made outside a running
+// turn ([ErrClosed]), and lets every running turn ([Reply.StartTurn],
+// [Hub.RunTurn]) finish. The events and browser commands a turn makes with
+// its context go on while its extension stays connected, and its
+// RUN_FINISHED or RUN_ERROR reaches the panel, in either dialect, before
+// the connection closes with 1001 (going away). Its approvals and
+// questions fail at once with ErrClosed: they wait for a person, and a
+// shutdown should not. When Shutdown's context ends first it falls back to
+// [Hub.Close], which cancels the turns and waits for them.
 //
 // # Security
 //

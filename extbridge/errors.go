@@ -26,7 +26,9 @@ var ErrDisconnected = errors.New("extbridge: browser extension disconnected")
 // empty or undecodable screenshot image.
 var ErrInvalidResult = errors.New("extbridge: invalid result from the browser extension")
 
-// ErrClosed is returned by calls on a [Hub] after Close or Shutdown began.
+// ErrClosed is returned by calls on a [Hub] after Close or Shutdown began,
+// except, during Shutdown, by the events and browser commands of a turn
+// still running, made with its context ([Hub.Shutdown]).
 var ErrClosed = errors.New("extbridge: hub closed")
 
 // ErrServerClosed is returned by Serve and ListenAndServe after Shutdown or

@@ -317,13 +317,30 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops the hub gracefully: it stops accepting connections, fails
-// pending approvals with [ErrClosed], waits for in-flight browser commands and
-// tool requests, closes the extension connection with 1001 (going away) and
-// waits for every goroutine, the reply turns of [Reply.StartTurn] included
-// (their frames and approvals now fail with ErrClosed). When ctx ends first
-// it closes the hub at once (as Close, which cancels the reply turns) and
-// returns ctx's error. Serve then returns [ErrServerClosed].
+// Shutdown stops the hub gracefully, as [http.Server.Shutdown] lets active
+// requests finish: it stops accepting connections, panel messages (their
+// [Reply.StartTurn] returns [ErrClosed]) and calls made outside a running
+// turn (ErrClosed), fails the pending approvals and questions with
+// ErrClosed, and waits for the in-flight browser commands and tool
+// requests and for the running turns ([Reply.StartTurn], [Hub.RunTurn]).
+//
+// A turn running when Shutdown begins finishes as it would have, for as
+// long as its extension stays connected: the calls it makes with its
+// context (or one derived from it) go through, its events ([Turn.Emit],
+// Say, Echo, [Hub.Emit]) and its browser commands ([Hub.Command] and the
+// others), and its closing RUN_FINISHED or RUN_ERROR reaches the panel, in
+// either dialect. Its approvals and questions ([Turn.RequestApproval],
+// [Turn.RequestInput]) fail at once with ErrClosed: they wait for a
+// person, whom a shutdown's deadline should not wait for, and failing
+// them lets the turn end with its RUN_ERROR while the panel is still
+// there to show it.
+//
+// Once nothing runs, Shutdown closes the extension connection with 1001
+// (going away), after the frames queued before, and waits for every
+// goroutine. When ctx ends first it closes the hub as Close does
+// (cancelling the running turns and waiting for the reply turns) and
+// returns ctx's error. Serve then returns [ErrServerClosed]. A turn that
+// calls Shutdown waits for itself: Shutdown then returns when ctx ends.
 func (h *Hub) Shutdown(ctx context.Context) error {
 	h.beginClose()
 	err := h.srv.Shutdown(ctx)
@@ -348,12 +365,13 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 }
 
-// waitIdle waits until no browser command or tool request is in flight.
+// waitIdle waits until no turn runs and no browser command or tool request
+// is in flight.
 func (h *Hub) waitIdle(ctx context.Context) error {
 	pause := time.Millisecond
 	for {
 		h.mu.Lock()
-		busy := len(h.calls)
+		busy := len(h.calls) + len(h.turns)
 		for c := range h.conns {
 			busy += c.activeTools()
 		}
@@ -372,16 +390,40 @@ func (h *Hub) waitIdle(ctx context.Context) error {
 	}
 }
 
+// drainingForLocked reports whether a call with context ctx is made by a
+// running turn while Shutdown waits for it: such calls go on (h.mu held).
+func (h *Hub) drainingForLocked(ctx context.Context) bool {
+	t, _ := ctx.Value(turnKey{}).(*Turn)
+	if t == nil {
+		return false
+	}
+	select {
+	case <-h.done: // Close
+		return false
+	default:
+	}
+	_, running := h.turns[t]
+	return running
+}
+
+func (h *Hub) drainingFor(ctx context.Context) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.drainingForLocked(ctx)
+}
+
 // Close stops the hub at once: listeners and connections are closed,
 // pending commands and approvals fail with [ErrClosed], the context of the
-// reply turns ([Reply.StartTurn]) is cancelled, and Close waits for every
-// goroutine the hub started, those turns included. Close is idempotent.
+// running turns ([Reply.StartTurn], [Hub.RunTurn]) is cancelled, and Close
+// waits for every goroutine the hub started, the reply turns included.
+// Close is idempotent.
 func (h *Hub) Close() error {
 	h.beginClose()
 	var err error
 	h.once.Do(func() {
 		close(h.done)
-		h.cancel() // the reply turns
+		h.cancel()      // the reply turns
+		h.cancelTurns() // and those of RunTurn
 		err = h.srv.Close()
 		// A listener from Listen that Serve never took.
 		h.mu.Lock()

@@ -31,7 +31,11 @@ type Reply struct {
 // fn's context carries the message's [ProjectDir]; it is cancelled by
 // [Hub.Close] (and by Shutdown once Shutdown's own context is done), not
 // by the end of the connection the message came on, so that the turn
-// carries on for the extension that reconnects. An error of the turn
+// carries on for the extension that reconnects. A turn running when
+// [Hub.Shutdown] begins finishes as it would have: its frames and browser
+// commands made with fn's context go on until it ends (its approvals and
+// questions fail with ErrClosed), and its RUN_FINISHED or RUN_ERROR reaches
+// the panel before the connection closes. An error of the turn
 // other than a cancellation is logged ([HubOptions.Logger]); report what
 // the user must see from fn itself. StartTurn returns [ErrClosed], without
 // calling fn, once the hub is closing, and for a nil or zero Reply (one
@@ -46,13 +50,16 @@ func (r *Reply) StartTurn(threadID, runID string, fn func(ctx context.Context, t
 		h.mu.Unlock()
 		return ErrClosed
 	}
-	// Added under h.mu while the hub is open: Close sets closed before it
-	// waits, so no turn starts after the wait began.
+	// Added and registered under h.mu while the hub is open: Close and
+	// Shutdown set closed before they wait, so no turn starts after the
+	// wait began, and a turn accepted here runs even when Shutdown begins
+	// before its goroutine does.
 	h.wg.Add(1)
+	t, tctx := h.openTurnLocked(r.ctx, threadID, runID)
 	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
-		err := h.RunTurn(r.ctx, threadID, runID, fn)
+		err := h.runTurn(tctx, t, fn)
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
 			h.log.Warn("extbridge: reply turn failed", "err", err)
 		}
