@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,9 +88,11 @@ type commandEnv struct {
 
 // program is one example command.
 type program struct {
-	dir         string          // its folder, relative to the root
-	flags       map[string]bool // the flags it defines; true: takes a value
-	subcommands map[string]bool // words its code dispatches on ("check", "tasks start")
+	dir         string                     // its folder, relative to the root
+	flags       map[string]bool            // the flags it defines; true: takes a value
+	global      map[string]bool            // those outside any subcommand
+	subFlags    map[string]map[string]bool // each subcommand's own
+	subcommands map[string]bool            // words its code dispatches on ("check", "tasks start")
 }
 
 func loadCommandEnv(t *testing.T, root string) *commandEnv {
@@ -183,11 +186,9 @@ func readProgram(dir string) (*program, error) {
 	if len(src.files) == 0 || src.files[0].Name.Name != "main" {
 		return nil, nil
 	}
-	p := &program{flags: map[string]bool{}, subcommands: map[string]bool{}}
+	p := &program{flags: map[string]bool{}, global: map[string]bool{}, subFlags: map[string]map[string]bool{}, subcommands: map[string]bool{}}
 	src.inspect(func(n ast.Node) {
 		switch n := n.(type) {
-		case *ast.CallExpr:
-			src.flagDef(n, p.flags)
 		case *ast.CaseClause:
 			for _, e := range n.List {
 				if s, ok := src.str(e); ok {
@@ -195,14 +196,78 @@ func readProgram(dir string) (*program, error) {
 				}
 			}
 		case *ast.KeyValueExpr:
-			if k, ok := n.Key.(*ast.Ident); ok && k.Name == "name" {
-				if s, ok := src.str(n.Value); ok {
-					p.subcommands[s] = true
-				}
+			if s, ok := src.nameField(n); ok {
+				p.subcommands[s] = true
 			}
 		}
 	})
+	// A flag belongs to the subcommand of the function that makes a
+	// FlagSet named for it (flag.NewFlagSet("check", …)), or of the
+	// command table entry it is defined in ({name: "snapshot", define:
+	// …}); else to the whole program.
+	var scopes []string
+	for _, f := range src.files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				scopes = scopes[:len(scopes)-1]
+				return true
+			}
+			scope := ""
+			if len(scopes) > 0 {
+				scope = scopes[len(scopes)-1]
+			}
+			switch n := n.(type) {
+			case *ast.FuncDecl, *ast.FuncLit:
+				if s := src.flagSetName(n); p.subcommands[s] {
+					scope = s
+				}
+			case *ast.CompositeLit:
+				for _, e := range n.Elts {
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						if s, ok := src.nameField(kv); ok {
+							scope = s
+						}
+					}
+				}
+			case *ast.CallExpr:
+				into := p.global
+				if scope != "" {
+					if p.subFlags[scope] == nil {
+						p.subFlags[scope] = map[string]bool{}
+					}
+					into = p.subFlags[scope]
+				}
+				src.flagDef(n, into)
+				src.flagDef(n, p.flags)
+			}
+			scopes = append(scopes, scope)
+			return true
+		})
+	}
 	return p, nil
+}
+
+// nameField returns the value of a name: "…" field.
+func (src *goSource) nameField(kv *ast.KeyValueExpr) (string, bool) {
+	if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "name" {
+		return src.str(kv.Value)
+	}
+	return "", false
+}
+
+// flagSetName returns the name of the FlagSet a function makes with a
+// literal or constant name, or "".
+func (src *goSource) flagSetName(fn ast.Node) string {
+	name := ""
+	ast.Inspect(fn, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && name == "" {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewFlagSet" && len(call.Args) > 0 {
+				name, _ = src.str(call.Args[0])
+			}
+		}
+		return name == ""
+	})
+	return name
 }
 
 // goSource is the parsed Go files of one folder.
@@ -929,9 +994,10 @@ func closesAtEnd(s string) bool {
 	return true
 }
 
-// checkProgram checks an example program's subcommand and flags.
+// checkProgram checks an example program's subcommand and flags: a
+// subcommand's own flags are only its own.
 func (env *commandEnv) checkProgram(name string, p *program, args []string, report func(string, ...any)) {
-	var positional []string
+	var positional, flags []string
 	for i := 0; i < len(args); i++ {
 		a := strings.TrimSuffix(strings.TrimPrefix(args[i], "["), "]") // [--json]: optional
 		if a == "--" {
@@ -942,33 +1008,44 @@ func (env *commandEnv) checkProgram(name string, p *program, args []string, repo
 			continue
 		}
 		flag, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takesValue, ok := p.flags[flag]
-		if !ok && flag != "h" && flag != "help" {
-			report("%s defines no flag -%s (its flags: %s)", name, flag, flagList(p.flags))
-			continue
-		}
-		if takesValue && !hasValue {
+		flags = append(flags, flag)
+		if p.flags[flag] && !hasValue {
 			i++
 		}
 	}
-	if len(positional) == 0 || len(p.subcommands) == 0 || !isWord(positional[0]) {
-		return
-	}
-	for _, first := range strings.Split(positional[0], "|") {
-		ok := p.subcommands[first]
-		if len(positional) > 1 && isWord(positional[1]) {
-			for _, second := range strings.Split(positional[1], "|") {
-				if p.subcommands[first+" "+second] {
-					ok = true
-				} else if hasPrefixCommand(p.subcommands, first+" ") {
-					ok = false
-					report("%s has no subcommand %q", name, first+" "+second)
-					return
+	var subs []string // the subcommand, or its alternatives (tasks get|wait)
+	if len(positional) > 0 && len(p.subcommands) > 0 && isWord(positional[0]) {
+		for _, first := range strings.Split(positional[0], "|") {
+			if len(positional) > 1 && isWord(positional[1]) && hasPrefixCommand(p.subcommands, first+" ") {
+				for _, second := range strings.Split(positional[1], "|") {
+					subs = append(subs, first+" "+second)
 				}
+				continue
 			}
+			subs = append(subs, first)
 		}
-		if !ok {
-			report("%s has no subcommand %q", name, first)
+	}
+	for _, s := range subs {
+		if !p.subcommands[s] {
+			report("%s has no subcommand %q", name, s)
+		}
+	}
+	for _, flag := range flags {
+		if flag == "h" || flag == "help" {
+			continue
+		}
+		if len(subs) == 0 {
+			if _, ok := p.flags[flag]; !ok {
+				report("%s defines no flag -%s (its flags: %s)", name, flag, flagList(p.flags))
+			}
+			continue
+		}
+		for _, s := range subs {
+			own := maps.Clone(p.global)
+			maps.Copy(own, p.subFlags[s])
+			if _, ok := own[flag]; !ok && p.subcommands[s] {
+				report("%s %s defines no flag -%s (its flags: %s)", name, s, flag, flagList(own))
+			}
 		}
 	}
 }
@@ -1013,6 +1090,7 @@ func TestCheckCommands(t *testing.T) {
 		"const tokenEnv = \"AGENTBRIDGE_TOOL_TOKEN\"\n\n"+
 		"func newFlagSet() *flag.FlagSet {\n\tfs := flag.NewFlagSet(\"tool\", flag.ContinueOnError)\n"+
 		"\tfs.String(\"addr\", \"\", \"\")\n\tvar v bool\n\tfs.BoolVar(&v, \"json\", false, \"\")\n\treturn fs\n}\n\n"+
+		"func check() {\n\tfs := flag.NewFlagSet(\"check\", flag.ContinueOnError)\n\tfs.Bool(\"strict\", false, \"\")\n}\n\n"+
 		"func main() {\n\tswitch os.Args[1] {\n\tcase \"check\", \"run\":\n\t}\n\t_ = []struct{ name string }{{name: \"tasks start\"}}\n}\n")
 	writeFile(t, filepath.Join(root, "sub", "cmd", "subtool", "main.go"), "package main\n\nimport \"flag\"\n\nvar v = flag.Bool(\"v\", false, \"\")\n\nfunc main() {}\n")
 	writeFile(t, filepath.Join(root, ".ci", "run"), "#!/bin/sh\n# `.ci/run fast` runs the fast part.\n")
@@ -1035,7 +1113,7 @@ func TestCheckCommands(t *testing.T) {
 		{"a subshell in prose, wrong", "Run `(cd nested && go test -run TestHello ./sub)`.", `no Test, Fuzz, Example function matches "TestHello" in nested/sub`},
 		{"cd on its own line", "```\ncd nested\ngo test ./sub\n```", ""},
 		{"program", "`tool check --addr 127.0.0.1:1 -json` and `go run ./examples/tool run`, `tool tasks start`", ""},
-		{"a usage's alternatives", "`tool check [--addr A | --json]` and `tool check [--addr A | --verbose]`", "tool defines no flag -verbose"},
+		{"a usage's alternatives", "`tool check [--addr A | --json]` and `tool check [--addr A | --verbose]`", "tool check defines no flag -verbose"},
 		{"env prefix, redirection", "```\nAGENTBRIDGE_TOOL_TOKEN=x tool run > out.txt 2>&1\n```", ""},
 		{"script", "```\n.ci/run\nbash .ci/run fast\n```", ""},
 		{"tool at a version", "`go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./pkg`", ""},
@@ -1058,7 +1136,9 @@ func TestCheckCommands(t *testing.T) {
 		{"go flag", "`go test -benchtim 1x ./pkg`", "go test has no flag -benchtim"},
 		{"a test's own flag", "`go test -run TestHello -update ./pkg`", ""},
 		{"another package's test flag", "`go test -update ./nested/sub`", "go test has no flag -update"},
-		{"program flag", "`tool check --adr x`", "tool defines no flag -adr (its flags: -addr -json)"},
+		{"program flag", "`tool check --adr x`", "tool check defines no flag -adr (its flags: -addr -json -strict)"},
+		{"a subcommand's own flag", "`tool check --strict URL`", ""},
+		{"another subcommand's flag", "`tool run --strict URL`", "tool run defines no flag -strict (its flags: -addr -json)"},
 		{"go run flag", "`go run ./examples/tool --verbose`", "tool defines no flag -verbose"},
 		{"subcommand", "`tool chek URL`", `tool has no subcommand "chek"`},
 		{"second word", "`tool tasks stop ID`", `tool has no subcommand "tasks stop"`},
