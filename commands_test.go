@@ -390,6 +390,9 @@ type shellCommand struct {
 	words []string // the command and its arguments, environment assignments removed
 	text  string   // the line it comes from
 	lone  bool     // a flag named on its own in prose, checked where it was found
+	// unresolved says why a command cannot be checked, for a marker to
+	// say so.
+	unresolved string
 }
 
 var (
@@ -460,6 +463,11 @@ func checkCommands(name string, md []byte, env *commandEnv) ([]shellCommand, []s
 	for _, c := range cmds {
 		if c.lone {
 			out = append(out, c)
+			continue
+		}
+		if c.unresolved != "" {
+			out = append(out, c)
+			problems = append(problems, fmt.Sprintf("%s: %q: %s", c.where, strings.Join(c.words, " "), c.unresolved))
 			continue
 		}
 		if len(c.words) == 0 || !env.isCommand(c.words[0]) {
@@ -567,10 +575,19 @@ func spanCommands(name string, start int, prose string, env *commandEnv) ([]shel
 }
 
 // blockCommands returns the commands of a fenced block starting at line
-// start, a cd on a line of its own applying to the lines after it.
+// start, a cd on a line of its own applying to the lines after it. It
+// follows what a recipe around a test binary needs: a variable set on a
+// line of its own (P='^Benchmark…$'), a for loop's variable (its first
+// value), and a test binary built by go test -c -o X.test PKG in the
+// block, whose runs (./X.test, or any other *.test beside it: a before
+// and after pair) are checked as go test PKG with their -test.* flags.
 func blockCommands(name string, start int, block []string) []shellCommand {
-	var cmds []shellCommand
-	dir := ""
+	var (
+		cmds    []shellCommand
+		dir     string
+		vars    = map[string]string{}
+		testPkg *shellCommand // go test -c -o X.test PKG
+	)
 	for j := 0; j < len(block); j++ {
 		line, at := strings.TrimSpace(block[j]), start+j+1
 		for strings.HasSuffix(line, `\`) && j+1 < len(block) {
@@ -582,11 +599,44 @@ func blockCommands(name string, start int, block []string) []shellCommand {
 		if err != nil || len(words) == 0 {
 			continue
 		}
-		cs := splitCommands(fmt.Sprintf("%s:%d", name, at), line, words, dir)
+		if len(words) == 1 && envAssignment.MatchString(words[0]) {
+			k, v, _ := strings.Cut(words[0], "=")
+			vars[k] = v
+			continue
+		}
+		for i, w := range words {
+			for k, v := range vars {
+				w = strings.ReplaceAll(strings.ReplaceAll(w, "${"+k+"}", v), "$"+k, v)
+			}
+			words[i] = w
+		}
+		for _, c := range splitCommands(fmt.Sprintf("%s:%d", name, at), line, words, dir) {
+			for len(c.words) > 0 && slices.Contains([]string{"do", "then", "else"}, c.words[0]) {
+				c.words = c.words[1:]
+			}
+			switch {
+			case len(c.words) == 0 || c.words[0] == "done" || c.words[0] == "fi":
+				continue
+			case c.words[0] == "for" && len(c.words) > 3 && c.words[2] == "in":
+				vars[c.words[1]] = c.words[3]
+				continue
+			case len(c.words) > 2 && c.words[0] == "go" && c.words[1] == "test" && slices.Contains(c.words, "-c"):
+				t := c
+				testPkg = &t
+			case strings.HasSuffix(filepath.Base(c.words[0]), ".test"):
+				if testPkg == nil {
+					c.unresolved = fmt.Sprintf("the test binary %s: no go test -c in this block says which package it is; build it here, or mark the block <!-- unchecked: why -->", c.words[0])
+					break
+				}
+				pkg := testPkg.words[len(testPkg.words)-1]
+				c.words = append([]string{"go", "test", pkg}, c.words[1:]...)
+				c.dir = testPkg.dir
+			}
+			cmds = append(cmds, c)
+		}
 		if len(words) == 2 && words[0] == "cd" {
 			dir = path(dir, words[1])
 		}
-		cmds = append(cmds, cs...)
 	}
 	return cmds
 }
@@ -1117,6 +1167,11 @@ func TestCheckCommands(t *testing.T) {
 		{"env prefix, redirection", "```\nAGENTBRIDGE_TOOL_TOKEN=x tool run > out.txt 2>&1\n```", ""},
 		{"script", "```\n.ci/run\nbash .ci/run fast\n```", ""},
 		{"tool at a version", "`go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./pkg`", ""},
+		{"a test binary", "```\ngo test -c -o after.test ./pkg   # and before.test from main\n" +
+			"P='^Benchmark(Hello)$'\nfor i in $(seq 8); do for t in ./before.test ./after.test; do\n" +
+			"  $t -test.run '^$' -test.bench \"$P\" -test.benchtime 20x >> ${t%.test}.txt\ndone; done\n```", ""},
+		{"a test binary's stale benchmark", "```\ngo test -c -o after.test ./pkg\n./before.test -test.bench Gone\n```", `no Benchmark function matches "Gone" in pkg`},
+		{"a test binary from nowhere", "```\n./after.test -test.bench Hello\n```", "no go test -c in this block says which package it is"},
 		{"unchecked", "<!-- unchecked: a loop -->\n```\nfor p in x; do go test -bench Nope ./nowhere; done\n```", ""},
 		{"prose", "Some `code` and a `-flag` alone.", ""},
 		{"prose: a program's flags", "`tool` takes `--addr HOST:PORT`\nand `-json`; `go test ./pkg` takes `-count 4`.", ""},
