@@ -111,22 +111,11 @@ func loadCommandEnv(t *testing.T, root string) *commandEnv {
 			}
 		}
 	}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	paths, err := repoFiles(root, ".go")
+	for _, path := range paths {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil // testdata may hold broken Go on purpose
+			continue // reported by the build
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
@@ -136,8 +125,7 @@ func loadCommandEnv(t *testing.T, root string) *commandEnv {
 			}
 			return true
 		})
-		return nil
-	})
+	}
 	require.NoError(t, err)
 	return env
 }
@@ -718,15 +706,8 @@ func shellWords(line string) ([]string, error) {
 			end()
 		case c == '#' && !in:
 			return words, nil
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unclosed quote")
-			}
-			cur.WriteString(line[i+1 : i+1+j])
-			in, i = true, i+1+j
-		case c == '"':
-			j := strings.IndexByte(line[i+1:], '"')
+		case c == '\'' || c == '"': // no escapes inside either, for a doc's commands
+			j := strings.IndexByte(line[i+1:], c)
 			if j < 0 {
 				return nil, fmt.Errorf("unclosed quote")
 			}
@@ -786,6 +767,12 @@ func (env *commandEnv) checkScript(dir, script string, args []string, report fun
 	if err != nil {
 		report("the script %s does not exist", path(dir, script))
 		return
+	}
+	if fi.IsDir() {
+		if len(args) > 0 {
+			report("%s is a folder, not a script", path(dir, script))
+		}
+		return // a folder named in prose: .ci/modproxy
 	}
 	if fi.Mode()&0o111 == 0 {
 		report("the script %s is not executable", path(dir, script))
