@@ -555,6 +555,10 @@ func spanCommands(name string, start int, prose string, env *commandEnv) ([]shel
 					problems = append(problems, fmt.Sprintf("%s: %q: go test has no flag -%s", where, text, flag))
 				}
 			}
+		case owner != nil && len(owner.subFlags) > 0 && isWord(first[0]) && (owner.subcommands[first[0]] || hasPrefixCommand(owner.subcommands, first[0]+" ")):
+			// A subcommand's usage in a unit about its program:
+			// `snapshot [-all]`, `tasks list|get`.
+			cmds = append(cmds, shellCommand{where: where, words: append([]string{ownerIs}, first...), text: text})
 		case len(first) > 1 && strings.HasPrefix(first[1], "-") && (owner == nil || !owner.subcommands[first[0]]):
 			owner, goTest, byFolder = nil, false, false // another program's command line
 		}
@@ -717,6 +721,8 @@ func shellWords(line string) ([]string, error) {
 			i++
 			cur.WriteByte(line[i])
 			in = true
+		case c == '|' && in && i+1 < len(line) && strings.IndexByte(" \t|", line[i+1]) < 0:
+			cur.WriteByte(c) // get|wait: alternatives in a usage, not a pipe
 		case strings.IndexByte("&|;()", c) >= 0:
 			end()
 			op := string(c)
@@ -1150,6 +1156,8 @@ func TestCheckCommands(t *testing.T) {
 		{"a subshell in prose, wrong", "Run `(cd nested && go test -run TestHello ./sub)`.", `no Test, Fuzz, Example function matches "TestHello" in nested/sub`},
 		{"cd on its own line", "```\ncd nested\ngo test ./sub\n```", ""},
 		{"program", "`tool check --addr 127.0.0.1:1 -json` and `go run ./examples/tool run`, `tool tasks start`", ""},
+		{"subcommands in prose", "`tool`'s subcommands: `check [--strict]`, `run`, `tasks start|stop`.", `tool has no subcommand "tasks stop"`},
+		{"a subcommand's flag in prose", "`tool`'s subcommands: `check [--strict]`, `run [--strict]`.", "tool run defines no flag -strict"},
 		{"a usage's alternatives", "`tool check [--addr A | --json]` and `tool check [--addr A | --verbose]`", "tool check defines no flag -verbose"},
 		{"env prefix, redirection", "```\nAGENTBRIDGE_TOOL_TOKEN=x tool run > out.txt 2>&1\n```", ""},
 		{"script", "```\n.ci/run\nbash .ci/run fast\n```", ""},
