@@ -26,26 +26,40 @@ import (
 // history) are checked without running them, in fenced blocks that are not
 // Go and in code spans of the prose:
 //
-//   - go test, go run, go build: every package path exists, relative to the
-//     folder the command runs in (the repository's root, or the folder of a
-//     cd before it, "(cd mcp && go test ./...)"); every flag is one go
-//     test/build documents (go help testflag, test, build); each
-//     alternative of a -run, -skip, -list, -bench or -fuzz regexp names at
-//     least one Test, Fuzz, Example or Benchmark function of those
-//     packages; -fuzz names a Fuzz function.
-//   - the example programs (every main package under examples/ and
-//     a nested module's cmd/, run by name or by go run): the subcommand
-//     exists, and every
-//     -flag or --flag is one the program defines.
+//   - go test, go run, go build, go vet: every package path exists,
+//     relative to the folder the command runs in (the repository's root, or
+//     the folder of a cd before it, "(cd mcp && go test ./...)"); every flag
+//     is one go documents (go help testflag, test, build) or one the
+//     packages' tests define (-update-docs); each alternative of a -run,
+//     -skip, -list, -bench or -fuzz regexp matches at least one Test, Fuzz,
+//     Example or Benchmark function of those packages (-fuzz: a Fuzz one).
+//     A test binary that its block builds (go test -c -o X.test PKG) is
+//     checked as go test PKG, with a for loop's and a line's variables
+//     ($t, "$P") replaced.
+//   - the example programs (every main package under examples/ and a
+//     module's cmd/, run by name or by go run; any main package by go
+//     run): the subcommand exists, and every -flag or --flag is one the
+//     program defines, for that subcommand when the flag is a
+//     subcommand's own. Both are read from the program's code (flag
+//     definitions with literal or constant names; the strings its switch
+//     cases compare with and its command table's name: fields), since a
+//     root test cannot call into a main package.
+//   - in prose, a flag alone in a code span ("flags `--addr`, `--token`")
+//     is the flag of the program named before it in the paragraph, list
+//     item or table row (or of go test after a go test command; in
+//     mcp/README.md, of the one program under mcp/); a subcommand's usage
+//     there (`snapshot [-all]`, `tasks list|get`) is that program's.
 //   - scripts (.ci/run, bash .ci/platforms wine): the file exists and is
 //     executable, and its first argument is one its own usage comment
 //     names ("# `bash .ci/platforms wine` runs step 2 alone").
 //   - environment variables (WEBOPERATOR_*, AGENTBRIDGE_*, BROWSERHUB_*,
 //     BROWSERTEST_*), anywhere in the text: a Go string literal of the
-//     repository names each, as the code that reads it does.
+//     repository is that name, as in the code that reads it.
 //
-// A command this cannot check (a loop around a test binary, say) is
-// marked on the line before its block or paragraph with
+// Other tools' commands (benchstat, go install, go mod, git, chromium)
+// are not checked. A command this cannot read (a package in a variable,
+// a test binary built elsewhere) fails the test, unless it is marked on
+// the line before its block or paragraph with
 //
 //	<!-- unchecked: why -->
 func TestMarkdownCommands(t *testing.T) {
@@ -853,6 +867,9 @@ func (env *commandEnv) checkGo(c shellCommand, report func(string, ...any)) {
 		}
 	}
 	if len(pkgs) == 0 {
+		if sub == "run" {
+			return // the command named in prose
+		}
 		pkgs = []string{"."}
 	}
 	var dirs []string
