@@ -100,6 +100,18 @@ func TestMarkdownLinks(t *testing.T) {
 // (installed packages' own files).
 func markdownFiles(t *testing.T, root string) []string {
 	t.Helper()
+	paths, err := repoFiles(root, ".md")
+	require.NoError(t, err)
+	var files []string
+	for _, path := range paths {
+		files = append(files, filepath.ToSlash(mustRel(root, path)))
+	}
+	return files
+}
+
+// repoFiles returns the paths of the files under root whose names end in
+// suffix, leaving out hidden folders, testdata and node_modules.
+func repoFiles(root, suffix string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -111,13 +123,12 @@ func markdownFiles(t *testing.T, root string) []string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(path, ".md") {
-			files = append(files, filepath.ToSlash(mustRel(root, path)))
+		if strings.HasSuffix(path, suffix) {
+			files = append(files, path)
 		}
 		return nil
 	})
-	require.NoError(t, err)
-	return files
+	return files, err
 }
 
 // mdLink matches an inline link or image, [text](target) or
@@ -428,27 +439,16 @@ func exampleSource(root, path, name string) (text, src string, err error) {
 // without a marker.
 func findCopies(root, text string) []string {
 	var found []string
-	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	paths, _ := repoFiles(root, "_test.go")
+	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil
+			continue
 		}
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, data, parser.ParseComments)
 		if err != nil {
-			return nil
+			continue
 		}
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
@@ -464,8 +464,7 @@ func findCopies(root, text string) []string {
 				found = append(found, dir+" "+fn.Name.Name)
 			}
 		}
-		return nil
-	})
+	}
 	return found
 }
 

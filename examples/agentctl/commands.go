@@ -145,9 +145,9 @@ var commands = []command{
 			})
 		})
 	}},
-	taskControl("stop", (*agentproto.Client).StopTask),
-	taskControl("pause", (*agentproto.Client).PauseTask),
-	taskControl("resume", (*agentproto.Client).ResumeTask),
+	{name: "tasks stop", usage: "tasks stop ID", define: taskControl((*agentproto.Client).StopTask)},
+	{name: "tasks pause", usage: "tasks pause ID", define: taskControl((*agentproto.Client).PauseTask)},
+	{name: "tasks resume", usage: "tasks resume ID", define: taskControl((*agentproto.Client).ResumeTask)},
 	{name: "tasks confirm", usage: "tasks confirm ID [-deny]", define: func(fs *flag.FlagSet, g *globalFlags) func([]string) (*invocation, error) {
 		deny := fs.Bool("deny", false, "refuse instead of approving")
 		return exactly(1, func(args []string) *invocation {
@@ -223,10 +223,12 @@ var commands = []command{
 	}},
 }
 
-func taskControl(name string, fn func(*agentproto.Client, context.Context, string) error) command {
-	return command{name: "tasks " + name, usage: "tasks " + name + " ID", define: noFlags(1, func(args []string, _ *globalFlags) func(context.Context, *agentproto.Client) (any, error) {
+// taskControl defines a tasks command that takes one task ID and answers
+// {"ok":true}: stop, pause, resume.
+func taskControl(fn func(*agentproto.Client, context.Context, string) error) func(*flag.FlagSet, *globalFlags) func([]string) (*invocation, error) {
+	return noFlags(1, func(args []string, _ *globalFlags) func(context.Context, *agentproto.Client) (any, error) {
 		return func(ctx context.Context, c *agentproto.Client) (any, error) { return okResult(fn(c, ctx, args[0])) }
-	})}
+	})
 }
 
 func okResult(err error) (any, error) {
