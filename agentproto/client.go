@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
@@ -100,7 +101,7 @@ type clientCall struct {
 // %LOCALAPPDATA%\WebOperator\agent.sock). WEBOPERATOR_AGENT_SOCKET
 // overrides it only where a program asks for it: [ConfigFromEnv],
 // [DialEnv].
-func PlatformSocketPath() string { return defaultSocketPath() }
+func PlatformSocketPath() string { return sockpath.Default() }
 
 // Dial connects to the agent socket at path ("" means
 // [PlatformSocketPath]()). Unless opts.InsecureSkipPeerCheck is set, it
@@ -160,8 +161,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	c := &Client{
 		nc:       conn,
 		log:      o.Logger,
-		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
-		maxReq:   orDefault(o.MaxRequestSize, DefaultMaxRequestSize),
+		maxFrame: wire.OrDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		maxReq:   wire.OrDefault(o.MaxRequestSize, DefaultMaxRequestSize),
 		pending:  map[uint64]*clientCall{},
 		subs:     map[*Subscription]struct{}{},
 	}
@@ -174,8 +175,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
 	// while the frame still waits to be written.
-	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})),
-		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
+	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: wire.MaxReplySize})),
+		wire.QueueOptions{CopyAll: true, Direct: wire.RawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)
 	return c
@@ -385,7 +386,7 @@ func (c *Client) writeLoop() {
 }
 
 func (c *Client) readLoop() {
-	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
+	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, wire.ReadBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
 	var err error
 	for {
 		var frame []byte
@@ -463,7 +464,7 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	} else if result != nil {
 		call.result, call.buf = result, buf
 	} else {
-		call.result = nullResult
+		call.result = wire.Null
 		buf.Release()
 	}
 	close(call.done)
