@@ -437,7 +437,7 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	}
 	n, ok := parseCallID(id)
 	if !ok {
-		if msg, isErr := errorText(errMsg); isErr {
+		if msg, isErr := wire.ErrorText(errMsg); isErr {
 			// A refusal of a frame as a whole (it has no id), such as a
 			// server's answer to a frame over its size limit just before
 			// it closes the connection: if the connection ends, the
@@ -458,7 +458,7 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 		buf.Release()
 		return // the caller gave up
 	}
-	if msg, isErr := errorText(errMsg); isErr {
+	if msg, isErr := wire.ErrorText(errMsg); isErr {
 		call.err = &RemoteError{Message: msg}
 		buf.Release()
 	} else if result != nil {

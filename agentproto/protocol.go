@@ -138,6 +138,3 @@ func ParseRequest(data []byte) (*Request, error) {
 	}
 	return req, nil
 }
-
-// errorText is wire.ErrorText, which the client shares with package bridge.
-func errorText(raw []byte) (string, bool) { return wire.ErrorText(raw) }
