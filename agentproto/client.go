@@ -110,10 +110,11 @@ func PlatformSocketPath() string { return sockpath.Default() }
 // the path and opts.Token are all it uses ([DialEnv] follows the
 // reference client's WEBOPERATOR_* variables).
 //
-// A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes a connection that sends no authenticated
-// request within its ServerOptions.AuthTimeout (10 s by default): a program that
-// dials early and only listens to events, or calls much later, sends a
-// first request at once, such as [Client.Health].
+// A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes
+// a connection that sends no authenticated request within its
+// ServerOptions.AuthTimeout (10 s by default): a program that dials early
+// and only listens to events, or calls much later, sends a first request
+// at once, such as [Client.Health].
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = PlatformSocketPath()

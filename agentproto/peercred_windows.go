@@ -22,7 +22,7 @@ const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
 // one that can be made must pass:
 //
 //   - the owner SID of the socket file at path, the one Dial connected to,
-//     which ListenUnix sets to the listening user;
+//     which bridge.ListenUnix sets to the listening user;
 //   - when Windows offers SIO_AF_UNIX_GETPEERPID, the user SID of the
 //     listening process's token.
 //
