@@ -67,7 +67,7 @@ type ServerOptions struct {
 	AllowUnauthenticated bool
 
 	// DefaultTimeout applies to requests whose timeoutMs is missing or 0.
-	// Zero means DefaultTimeout (60 s).
+	// Zero means [agentproto.DefaultTimeout] (60 s).
 	DefaultTimeout time.Duration
 	// MaxRequestSize is the largest request frame read, in bytes. Zero
 	// means [agentproto.DefaultMaxRequestSize].

@@ -771,7 +771,7 @@ func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.Raw
 	}
 	res := goalResult(task, idText)
 	if n, _ := task.get("steps").items(); len(n) > steps.done {
-		// Steps the events did not show (none without an EventCaller):
+		// Steps the events did not show (none without an agentproto.EventCaller):
 		// the last report counts them all.
 		progress(Progress{Done: len(n), Total: len(n), Message: "Task " + id.String() + " is " + task.get("status").String()})
 	}
