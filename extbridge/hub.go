@@ -72,8 +72,9 @@ type Hub struct {
 	eventsActive bool
 
 	wg     sync.WaitGroup     // every goroutine the hub started, and active handlers
-	ctx    context.Context    // the hub's lifetime, ended by Close: reply turns run in it
+	ctx    context.Context    // the hub's lifetime: reply turns run in it
 	cancel context.CancelFunc // ends ctx, in Close
+	done   chan struct{}      // closed by Close
 	once   sync.Once
 }
 
@@ -135,6 +136,7 @@ func NewHub(token string, opts *HubOptions) (*Hub, error) {
 		calls:     map[string]*pendingCall{},
 		approvals: map[string]*pendingApproval{},
 		turns:     map[*Turn]struct{}{},
+		done:      make(chan struct{}),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if p, err := strconv.Atoi(port); err == nil {
@@ -307,7 +309,7 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 			if h.Connected() {
 				return nil
 			}
-		case <-h.ctx.Done():
+		case <-h.done:
 			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
@@ -378,7 +380,8 @@ func (h *Hub) Close() error {
 	h.beginClose()
 	var err error
 	h.once.Do(func() {
-		h.cancel() // WaitConnected, and the reply turns
+		close(h.done)
+		h.cancel() // the reply turns
 		err = h.srv.Close()
 		// A listener from Listen that Serve never took.
 		h.mu.Lock()
