@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 	"github.com/agentbridge/agentbridge/nativemsg"
 )
@@ -100,7 +101,7 @@ type clientCall struct {
 // %LOCALAPPDATA%\WebOperator\agent.sock). WEBOPERATOR_AGENT_SOCKET
 // overrides it only where a program asks for it: [ConfigFromEnv],
 // [DialEnv].
-func PlatformSocketPath() string { return defaultSocketPath() }
+func PlatformSocketPath() string { return sockpath.Default() }
 
 // Dial connects to the agent socket at path ("" means
 // [PlatformSocketPath]()). Unless opts.InsecureSkipPeerCheck is set, it
@@ -109,10 +110,11 @@ func PlatformSocketPath() string { return defaultSocketPath() }
 // the path and opts.Token are all it uses ([DialEnv] follows the
 // reference client's WEBOPERATOR_* variables).
 //
-// A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes a connection that sends no authenticated
-// request within its ServerOptions.AuthTimeout (10 s by default): a program that
-// dials early and only listens to events, or calls much later, sends a
-// first request at once, such as [Client.Health].
+// A [github.com/agentbridge/agentbridge/agentproto/bridge.Server] closes
+// a connection that sends no authenticated request within its
+// ServerOptions.AuthTimeout (10 s by default): a program that dials early
+// and only listens to events, or calls much later, sends a first request
+// at once, such as [Client.Health].
 func Dial(ctx context.Context, path string, opts *ClientOptions) (*Client, error) {
 	if path == "" {
 		path = PlatformSocketPath()
@@ -160,8 +162,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	c := &Client{
 		nc:       conn,
 		log:      o.Logger,
-		maxFrame: orDefault(o.MaxResponseSize, DefaultMaxResponseSize),
-		maxReq:   orDefault(o.MaxRequestSize, DefaultMaxRequestSize),
+		maxFrame: wire.OrDefault(o.MaxResponseSize, DefaultMaxResponseSize),
+		maxReq:   wire.OrDefault(o.MaxRequestSize, DefaultMaxRequestSize),
 		pending:  map[uint64]*clientCall{},
 		subs:     map[*Subscription]struct{}{},
 	}
@@ -174,8 +176,8 @@ func NewClient(conn net.Conn, opts *ClientOptions) *Client {
 	// Payloads are copied as they are queued: a call whose context ends
 	// returns at once, and its caller may then reuse the payload's memory
 	// while the frame still waits to be written.
-	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})),
-		wire.QueueOptions{CopyAll: true, Direct: rawConn(conn)})
+	c.out = wire.NewQueue(wire.NativeWriter(nativemsg.NewWriter(conn, &nativemsg.WriterOptions{MaxFrameSize: wire.MaxReplySize})),
+		wire.QueueOptions{CopyAll: true, Direct: wire.RawConn(conn)})
 	c.wg.Go(c.writeLoop)
 	c.wg.Go(c.readLoop)
 	return c
@@ -385,7 +387,7 @@ func (c *Client) writeLoop() {
 }
 
 func (c *Client) readLoop() {
-	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, readBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
+	r := nativemsg.NewReader(bufio.NewReaderSize(c.nc, wire.ReadBufferSize), &nativemsg.ReaderOptions{MaxFrameSize: c.maxFrame})
 	var err error
 	for {
 		var frame []byte
@@ -436,7 +438,7 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 	}
 	n, ok := parseCallID(id)
 	if !ok {
-		if msg, isErr := errorText(errMsg); isErr {
+		if msg, isErr := wire.ErrorText(errMsg); isErr {
 			// A refusal of a frame as a whole (it has no id), such as a
 			// server's answer to a frame over its size limit just before
 			// it closes the connection: if the connection ends, the
@@ -457,13 +459,13 @@ func (c *Client) handleFrame(frame []byte, buf *wire.Buffer) {
 		buf.Release()
 		return // the caller gave up
 	}
-	if msg, isErr := errorText(errMsg); isErr {
+	if msg, isErr := wire.ErrorText(errMsg); isErr {
 		call.err = &RemoteError{Message: msg}
 		buf.Release()
 	} else if result != nil {
 		call.result, call.buf = result, buf
 	} else {
-		call.result = nullResult
+		call.result = wire.Null
 		buf.Release()
 	}
 	close(call.done)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbridge/agentbridge/agentproto/internal/loopback"
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 )
 
 // Defaults of the bridge's HTTP API address (package httpapi serves it).
@@ -63,7 +64,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		HTTPPort:             DefaultHTTPPort,
 	}
 	if c.SocketPath == "" {
-		c.SocketPath = defaultSocketPath()
+		c.SocketPath = sockpath.Default()
 	}
 	if c.HTTPHost == "" {
 		c.HTTPHost = DefaultHTTPHost

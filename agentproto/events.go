@@ -108,8 +108,6 @@ func (e Event) TaskID() string {
 	return v.Task.ID
 }
 
-func eventKind(raw []byte) string { return wire.EventKind(raw) }
-
 // SubscribeOptions configures a [Subscription]. Nil means defaults.
 type SubscribeOptions struct {
 	// Buffer is the number of events held for a slow reader. Zero means
@@ -192,7 +190,7 @@ func (s *Subscription) deliver(e Event) {
 }
 
 func (c *Client) deliverEvent(raw []byte) {
-	e := Event{Kind: EventKind(eventKind(raw)), Raw: raw}
+	e := Event{Kind: EventKind(wire.EventKind(raw)), Raw: raw}
 	c.mu.Lock()
 	for s := range c.subs {
 		s.deliver(e)

@@ -34,10 +34,3 @@ func peerRawConn(nc net.Conn) (syscall.RawConn, error) {
 	}
 	return raw, nil
 }
-
-func comparePeerUID(peer, self int) error {
-	if peer != self {
-		return fmt.Errorf("%w: the server runs as uid %d", ErrForeignPeer, peer)
-	}
-	return nil
-}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"unsafe"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 	"golang.org/x/sys/windows"
 )
 
@@ -21,7 +22,7 @@ const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
 // one that can be made must pass:
 //
 //   - the owner SID of the socket file at path, the one Dial connected to,
-//     which ListenUnix sets to the listening user;
+//     which bridge.ListenUnix sets to the listening user;
 //   - when Windows offers SIO_AF_UNIX_GETPEERPID, the user SID of the
 //     listening process's token.
 //
@@ -30,13 +31,13 @@ const sioAFUnixGetPeerPID = windows.IOC_OUT | windows.IOC_VENDOR | 256
 // nobody else can swap the file between the dial and the check: true of
 // the default path, whose folder only its user can write.
 func checkDialedPeer(conn net.Conn, path string) error {
-	me, err := currentUserSID()
+	me, err := sockpath.CurrentUserSID()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPeerCredentials, err)
 	}
 	checked := false
 	if path != "" && path != "@" {
-		owner, err := fileOwner(path)
+		owner, err := sockpath.FileOwner(path)
 		if err != nil {
 			return fmt.Errorf("%w: owner of %s: %w", ErrPeerCredentials, path, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentbridge/agentbridge/agentproto/internal/sockpath"
 	"golang.org/x/sys/windows"
 )
 
@@ -45,7 +46,7 @@ func TestCheckDialedPeerForeignOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := openNoFollow(path, windows.WRITE_OWNER)
+	h, err := sockpath.OpenNoFollow(path, windows.WRITE_OWNER)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestCheckDialedPeerForeignOwner(t *testing.T) {
 	if err != nil {
 		t.Skipf("cannot give a file to another user here (%v): the foreign-owner case did not run", err)
 	}
-	if owner, err := fileOwner(path); err != nil || !owner.Equals(system) {
+	if owner, err := sockpath.FileOwner(path); err != nil || !owner.Equals(system) {
 		t.Skip("this system does not keep the owner set (Wine reports the Unix owner): the foreign-owner case did not run")
 	}
 	if err := checkDialedPeer(a, path); !errors.Is(err, ErrForeignPeer) {

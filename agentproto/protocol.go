@@ -8,9 +8,9 @@ import (
 	"github.com/agentbridge/agentbridge/agentproto/internal/wire"
 )
 
-// DefaultSocketPath is the agent socket's path when WEBOPERATOR_AGENT_SOCKET
-// is not set, on Unix systems. Windows uses a per-user path instead (see
-// [PlatformSocketPath]).
+// DefaultSocketPath is the agent socket's default path on Unix systems
+// ([PlatformSocketPath]; [EnvSocket] overrides it only through
+// [ConfigFromEnv] and [DialEnv]). Windows uses a per-user path instead.
 const DefaultSocketPath = "/tmp/weboperator-bridge.sock"
 
 // HostName is the native messaging host's name, as the extension passes it
@@ -138,6 +138,3 @@ func ParseRequest(data []byte) (*Request, error) {
 	}
 	return req, nil
 }
-
-// errorText is wire.ErrorText, which the client shares with package bridge.
-func errorText(raw []byte) (string, bool) { return wire.ErrorText(raw) }

@@ -142,7 +142,7 @@
 // Navigate takes only absolute URLs of NavigateSchemes (default http,
 // https, file, about, data); Click and Type need a selector. A tool
 // request's approval waits ToolApprovalTimeout (5 min). An [InputHistory]
-// reads at most the last [MaxHistoryFileBytes] (8 MiB) of its file and
+// reads at most the last 8 MiB of its file and
 // writes it with mode 0600. /artifacts/ answers GET and HEAD only.
 //
 // # Concurrency

@@ -20,7 +20,7 @@ import (
 // caller from the socket directly instead of through a second goroutine:
 // on a machine with an idle core, that hand-off (the reader readying the
 // caller, which makes the runtime wake a second thread) was most of a
-// command's round trip over loopback (README, extbridge benchmarks).
+// command's round trip over loopback (docs/benchmarks.md, extbridge).
 //
 // The turn is free only after a result has been read, while no call is
 // pending on the connection and nothing is buffered, and only on a socket

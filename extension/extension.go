@@ -41,18 +41,22 @@ import (
 	iext "github.com/agentbridge/agentbridge/internal/extension"
 )
 
+// The extension's constants are written out here, not as the internal
+// package's names, so that the package's documentation shows their values;
+// a test holds them equal to the ones the extension is built with.
+
 // ID is the extension's id, fixed by the key in its manifest.
-const ID = iext.ID
+const ID = "lllgkhehhfideabmfhnlkocagdfegbhf"
 
 // NativeOrigin is the extension's entry for a native host manifest's
 // allowed_origins, "chrome-extension://<ID>/".
-const NativeOrigin = iext.NativeOrigin
+const NativeOrigin = "chrome-extension://" + ID + "/"
 
 // Origin is the Origin header the extension's WebSocket sends to a hub.
-const Origin = iext.Origin
+const Origin = "chrome-extension://" + ID
 
 // Version is the extension's version, as its manifest says.
-const Version = iext.Version
+const Version = "0.1.0"
 
 // ErrInvalidOptions is matched by the errors Write returns for Options it
 // refuses.

@@ -80,13 +80,11 @@
 //     evaluations per instance value, each enum member one more
 //     ([ParseOptions].MaxSchemaCost), else the manifest is invalid ("schema
 //     too complex", [ErrSchemaTooComplex]); each validation at most
-//     [MaxValidationSteps] (50,000: the cost at the input's depth times its
-//     values, strings and keys one more per 32 bytes), else invalid_input; a
-//     validation estimated over 2,000 steps also runs under a
-//     [ValidationTimeout] (1 s) wall-clock budget, at most
-//     [MaxHeavyValidations] (4) at once, else invalid_input at once. Numbers
-//     with an exponent beyond ±[MaxNumberExponent] (1,000) are refused in
-//     manifests, schemas and inputs.
+//     50,000 steps (the cost at the input's depth times its values, strings
+//     and keys one more per 32 bytes), else invalid_input; a validation
+//     estimated over 2,000 steps also runs under a 1 s wall-clock budget,
+//     at most 4 at once, else invalid_input at once. Numbers with an
+//     exponent beyond ±1,000 are refused in manifests, schemas and inputs.
 //   - Batches: at most maxOperations operations; ids
 //     ^[A-Za-z][A-Za-z0-9_-]*$ of at most 64 characters; dependsOn at most 32
 //     ids (a longer list, which cannot be valid, is refused with

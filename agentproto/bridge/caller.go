@@ -60,7 +60,7 @@ func (c serverCaller) Call(ctx context.Context, typ string, payload any, result 
 		return err
 	}
 	if res == nil {
-		res = nullResult
+		res = wire.Null
 	}
 	return codec.DecodeResult(typ, res, result)
 }

@@ -91,7 +91,7 @@ func NewHost(conn *nativemsg.Conn, opts *HostOptions) *Host {
 	}
 	h.limit = conn.Writer.Limit()
 	h.out = wire.NewQueue(wire.NativeWriter(conn.Writer), wire.QueueOptions{
-		MaxQueued: orDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue),
+		MaxQueued: wire.OrDefault(h.opts.MaxLinkQueue, DefaultMaxLinkQueue),
 		Direct:    wire.NativeRawConn(conn.Writer), // nil for in-memory links
 	})
 	return h

@@ -52,9 +52,9 @@ var (
 //
 // On Windows the socket is an AF_UNIX socket (Windows 10 1803 or later)
 // and the default path is per user, under %LOCALAPPDATA% (see
-// [agentproto.PlatformSocketPath]); its folder is created when missing. Where one of the rules
-// above cannot be enforced, ListenUnix returns an error rather than a
-// weaker listener.
+// [agentproto.PlatformSocketPath]); its folder is created when missing.
+// Where one of the rules above cannot be enforced, ListenUnix returns an
+// error rather than a weaker listener.
 //
 // The returned listener is a *net.UnixListener's Accept with that Close.
 func ListenUnix(ctx context.Context, path string) (net.Listener, error) {

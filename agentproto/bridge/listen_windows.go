@@ -26,22 +26,12 @@ func ensureDefaultDir(path string) error {
 	return restrictToOwner(dir, true)
 }
 
-// The Windows ownership helpers the listener shares with the client's peer
-// check, in internal/sockpath.
-func currentUserSID() (*windows.SID, error) { return sockpath.CurrentUserSID() }
-
-func openNoFollow(path string, access uint32) (windows.Handle, error) {
-	return sockpath.OpenNoFollow(path, access)
-}
-
-func fileOwner(path string) (*windows.SID, error) { return sockpath.FileOwner(path) }
-
 // restrictToOwner makes the current user the owner of path (a directory
 // or the socket file) and gives it a protected DACL granting that user
 // alone full access, so that no inherited entry lets another user in.
 // Access denied here is an error, never a silently weaker socket.
 func restrictToOwner(path string, dir bool) error {
-	sid, err := currentUserSID()
+	sid, err := sockpath.CurrentUserSID()
 	if err != nil {
 		return err
 	}
@@ -62,7 +52,7 @@ func restrictToOwner(path string, dir bool) error {
 	if err != nil {
 		return fmt.Errorf("building the access list: %w", err)
 	}
-	h, err := openNoFollow(path, windows.READ_CONTROL|windows.WRITE_DAC|windows.WRITE_OWNER)
+	h, err := sockpath.OpenNoFollow(path, windows.READ_CONTROL|windows.WRITE_DAC|windows.WRITE_OWNER)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
@@ -79,11 +69,11 @@ func restrictToOwner(path string, dir bool) error {
 // ownedByCurrentUser reports an error unless the owner SID of path is the
 // current user's.
 func ownedByCurrentUser(path string, _ fs.FileInfo) error {
-	me, err := currentUserSID()
+	me, err := sockpath.CurrentUserSID()
 	if err != nil {
 		return err
 	}
-	owner, err := fileOwner(path)
+	owner, err := sockpath.FileOwner(path)
 	if err != nil {
 		return fmt.Errorf("reading the owner: %w", err)
 	}
@@ -96,7 +86,7 @@ func ownedByCurrentUser(path string, _ fs.FileInfo) error {
 // socketIdentity returns the volume serial number and file index of path
 // itself.
 func socketIdentity(path string) (fileIdentity, error) {
-	h, err := openNoFollow(path, 0)
+	h, err := sockpath.OpenNoFollow(path, 0)
 	if err != nil {
 		return fileIdentity{}, err
 	}

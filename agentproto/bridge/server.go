@@ -14,7 +14,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/agentbridge/agentbridge/agentproto"
@@ -50,12 +49,6 @@ const (
 	DefaultMaxTotalQueuedBytes = 256 << 20
 )
 
-// The server's share of the pieces it has in common with the client.
-const (
-	readBufferSize = wire.ReadBufferSize
-	maxReplySize   = wire.MaxReplySize
-)
-
 // ServerOptions configures a [Server]. The zero value of each field is its
 // documented default.
 type ServerOptions struct {
@@ -74,7 +67,7 @@ type ServerOptions struct {
 	AllowUnauthenticated bool
 
 	// DefaultTimeout applies to requests whose timeoutMs is missing or 0.
-	// Zero means DefaultTimeout (60 s).
+	// Zero means [agentproto.DefaultTimeout] (60 s).
 	DefaultTimeout time.Duration
 	// MaxRequestSize is the largest request frame read, in bytes. Zero
 	// means [agentproto.DefaultMaxRequestSize].
@@ -168,20 +161,20 @@ func NewServer(opts *ServerOptions) *Server {
 		ext:       opts.Extension,
 		log:       opts.Logger,
 		allowAnon: opts.AllowUnauthenticated,
-		timeout:   orDefault(opts.DefaultTimeout, agentproto.DefaultTimeout),
-		maxReq:    orDefault(opts.MaxRequestSize, agentproto.DefaultMaxRequestSize),
-		maxFlight: orDefault(opts.MaxInFlight, DefaultMaxInFlight),
-		maxConns:  orDefault(opts.MaxConnections, DefaultMaxConnections),
-		authWait:  orDefault(opts.AuthTimeout, DefaultAuthTimeout),
-		maxQueued: orDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
-		budget:    wire.NewBudget(int64(orDefault(opts.MaxTotalQueuedBytes, DefaultMaxTotalQueuedBytes))),
+		timeout:   wire.OrDefault(opts.DefaultTimeout, agentproto.DefaultTimeout),
+		maxReq:    wire.OrDefault(opts.MaxRequestSize, agentproto.DefaultMaxRequestSize),
+		maxFlight: wire.OrDefault(opts.MaxInFlight, DefaultMaxInFlight),
+		maxConns:  wire.OrDefault(opts.MaxConnections, DefaultMaxConnections),
+		authWait:  wire.OrDefault(opts.AuthTimeout, DefaultAuthTimeout),
+		maxQueued: wire.OrDefault(opts.MaxQueuedBytes, DefaultMaxQueuedBytes),
+		budget:    wire.NewBudget(int64(wire.OrDefault(opts.MaxTotalQueuedBytes, DefaultMaxTotalQueuedBytes))),
 		listeners: map[*net.Listener]struct{}{},
 		closed:    make(chan struct{}),
 		conns:     map[*serverConn]struct{}{},
 		calls:     map[*Call]struct{}{},
 		subs:      map[*subscriber]struct{}{},
 	}
-	s.maxUnauth = orDefault(opts.MaxUnauthConnections, min(DefaultMaxUnauthConnections, max(1, s.maxConns/2)))
+	s.maxUnauth = wire.OrDefault(opts.MaxUnauthConnections, min(DefaultMaxUnauthConnections, max(1, s.maxConns/2)))
 	if opts.AuthTimeout < 0 {
 		s.authWait = 0
 	}
@@ -197,8 +190,6 @@ func NewServer(opts *ServerOptions) *Server {
 	}
 	return s
 }
-
-func orDefault[T int | int64 | time.Duration](v, def T) T { return wire.OrDefault(v, def) }
 
 func (s *Server) extension() Extension { return s.ext }
 
@@ -289,9 +280,9 @@ func temporaryAcceptError(err error) bool {
 func (s *Server) isClosing() bool { return s.closingFlag.Load() }
 
 func (s *Server) startConn(nc net.Conn) {
-	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: maxReplySize})
+	w := nativemsg.NewWriter(nc, &nativemsg.WriterOptions{MaxFrameSize: wire.MaxReplySize})
 	c := &serverConn{srv: s, nc: nc}
-	c.out = wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: rawConn(nc), Budget: s.budget, OnEvict: c.overBudget})
+	c.out = wire.NewQueue(wire.NativeWriter(w), wire.QueueOptions{MaxQueued: s.maxQueued, Direct: wire.RawConn(nc), Budget: s.budget, OnEvict: c.overBudget})
 	// The goroutines are started under s.mu, so that Close, which waits
 	// for them after setting closing under s.mu, never waits while one
 	// is being added (a sync.WaitGroup must not grow from zero during
@@ -668,7 +659,7 @@ type serverConn struct {
 func (c *serverConn) readLoop() {
 	defer c.close()
 	s := c.srv
-	br := bufio.NewReaderSize(c.nc, readBufferSize)
+	br := bufio.NewReaderSize(c.nc, wire.ReadBufferSize)
 	r := nativemsg.NewReader(br, &nativemsg.ReaderOptions{MaxFrameSize: s.maxReq})
 	var req wire.Request
 	for {
@@ -722,8 +713,6 @@ func (c *serverConn) closeAfterFlush() {
 	case <-c.srv.closed:
 	}
 }
-
-func rawConn(nc net.Conn) syscall.RawConn { return wire.RawConn(nc) }
 
 func (c *serverConn) writeLoop() {
 	if err := c.out.Run(); err != nil {
@@ -814,9 +803,8 @@ func (c *serverConn) release(call *Call) {
 }
 
 var (
-	idHead     = []byte(`{"id":`)
-	resultMid  = []byte(`,"result":`)
-	nullResult = []byte(`null`)
+	idHead    = []byte(`{"id":`)
+	resultMid = []byte(`,"result":`)
 )
 
 // pushResult queues {"id":id,"result":result}; rel1 and rel2 are released
@@ -825,7 +813,7 @@ func (c *serverConn) pushResult(id, result []byte, rel1, rel2 *wire.Buffer) {
 	var buf [96]byte
 	head := append(append(append(buf[:0], idHead...), id...), resultMid...)
 	if result == nil {
-		result = nullResult
+		result = wire.Null
 	}
 	if err := c.out.Send(head, result, closeBrace, rel1, rel2); err != nil {
 		c.dropSlow(err)

@@ -724,7 +724,7 @@ func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.Raw
 	}
 	wait := DefaultGoalTimeout
 	if n := numberValue(a["timeoutMs"]); n > 0 {
-		wait = clampMillis(n, maxWait)
+		wait = wire.ClampMillis(n, maxWait)
 	}
 	waitMs := json.RawMessage(strconv.FormatInt(wait.Milliseconds(), 10))
 	start := orderedObject(map[string]json.RawMessage{"goal": a["goal"], "timeoutMs": waitMs})
@@ -771,7 +771,7 @@ func executeGoal(ctx context.Context, c agentproto.Caller, a map[string]json.Raw
 	}
 	res := goalResult(task, idText)
 	if n, _ := task.get("steps").items(); len(n) > steps.done {
-		// Steps the events did not show (none without an EventCaller):
+		// Steps the events did not show (none without an agentproto.EventCaller):
 		// the last report counts them all.
 		progress(Progress{Done: len(n), Total: len(n), Message: "Task " + id.String() + " is " + task.get("status").String()})
 	}
@@ -885,8 +885,6 @@ func (s *stepCounter) observe(e agentproto.Event) (Progress, bool) {
 	}
 	return Progress{}, false
 }
-
-func clampMillis(ms float64, limit time.Duration) time.Duration { return wire.ClampMillis(ms, limit) }
 
 // goalResult is weboperator_execute_goal's result for task, the value of
 // tasks.wait (or tasks.start) as the reference reads it.

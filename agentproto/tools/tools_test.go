@@ -430,3 +430,24 @@ func TestCallToolGoalProgressPerStep(t *testing.T) {
 		{Done: 3, Total: 3, Message: "Task t1 is done"},
 	}, got)
 }
+
+// TestCaptchaTypesAreTheSchemaEnum: CaptchaTypes says it is what
+// browser_solve_captcha's schema lists; the two are written separately.
+func TestCaptchaTypesAreTheSchemaEnum(t *testing.T) {
+	for _, tool := range tools.List() {
+		if tool.Name != tools.BrowserSolveCaptcha {
+			continue
+		}
+		var schema struct {
+			Properties struct {
+				Type struct {
+					Enum []string `json:"enum"`
+				} `json:"type"`
+			} `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(tool.InputSchema, &schema))
+		assert.Equal(t, tools.CaptchaTypes, schema.Properties.Type.Enum)
+		return
+	}
+	t.Fatal("browser_solve_captcha is not listed")
+}

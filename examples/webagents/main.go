@@ -20,7 +20,7 @@ import (
 	"github.com/agentbridge/agentbridge/webagents"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/webagents.md.
 const (
 	exitOK        = 0 // valid, found, batch succeeded
 	exitInvalid   = 1 // invalid, absent/unsafe/unavailable, batch failed or refused

@@ -23,6 +23,7 @@ type Recorder struct {
 	ErrorMsgs []string // the messages of Errorf
 	LogMsgs   []string // the messages of Logf
 	failed    bool
+	skipped   bool
 	cleanups  []func()
 }
 
@@ -46,6 +47,7 @@ func (r *Recorder) Fatalf(format string, args ...any) {
 func (r *Recorder) Skipf(format string, args ...any) {
 	r.mu.Lock()
 	r.SkipMsg = fmt.Sprintf(format, args...)
+	r.skipped = true
 	r.mu.Unlock()
 	runtime.Goexit()
 }
@@ -58,6 +60,30 @@ func (r *Recorder) Errorf(format string, args ...any) {
 	r.mu.Unlock()
 }
 
+// Fatal, FailNow, Skip, SkipNow, Error, Fail and Log record as their
+// formatting counterparts do, so that no call of the code under test
+// reaches the embedded TB (whose FailNow must not run on Run's goroutine).
+
+func (r *Recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+func (r *Recorder) FailNow()          { r.Fatalf("FailNow") }
+func (r *Recorder) Skip(args ...any)  { r.Skipf("%s", fmt.Sprint(args...)) }
+func (r *Recorder) SkipNow()          { r.Skipf("SkipNow") }
+func (r *Recorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *Recorder) Log(args ...any)   { r.Logf("%s", fmt.Sprint(args...)) }
+
+func (r *Recorder) Fail() {
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
+}
+
+// Skipped reports whether Skip, Skipf or SkipNow was called.
+func (r *Recorder) Skipped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.skipped
+}
+
 // Logf records the message.
 func (r *Recorder) Logf(format string, args ...any) {
 	r.mu.Lock()
@@ -65,7 +91,8 @@ func (r *Recorder) Logf(format string, args ...any) {
 	r.mu.Unlock()
 }
 
-// Failed reports whether Fatalf or Errorf was called.
+// Failed reports whether Fatal, Fatalf, FailNow, Error, Errorf or Fail was
+// called.
 func (r *Recorder) Failed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

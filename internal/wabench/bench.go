@@ -170,7 +170,7 @@ func Benchmark(b *testing.B, child string, targets []string, env ...string) {
 	b.Log("\n" + Table(figures))
 }
 
-// Table renders figures as the README's Markdown table; figures[0] is the
+// Table renders figures as docs/benchmarks.md's Markdown table; figures[0] is the
 // floor.
 func Table(figures []*Figures) string {
 	var s strings.Builder

@@ -46,7 +46,7 @@ const DefaultMaxLineLength = mcp.DefaultMaxLineLength
 // Each line is checked and decoded once, here, with the go-sdk's own JSON
 // library and rules (case-sensitive member names, nesting limited to 1000
 // levels), but without the 32 KiB buffer the SDK's decoder allocates for
-// every message (see the README's MCP section).
+// every message (see the benchmarks in mcp/README.md).
 type StdioTransport struct {
 	// In is read for messages; Out receives them, one per line. Writes to
 	// Out are serialized.
