@@ -299,11 +299,34 @@ func TestFleetSurvivesRedisRestart(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Each phase lasts until the workers have been answered in it, not a
+	// fixed time (on a loaded machine, 500 ms passed without a request).
+	seen := func(status, more int) {
+		t.Helper()
+		mu.Lock()
+		from := statuses[status]
+		mu.Unlock()
+		deadline := time.Now().Add(healthyBudget)
+		for {
+			mu.Lock()
+			n := statuses[status]
+			mu.Unlock()
+			if n >= from+more {
+				return
+			}
+			if time.Now().After(deadline) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("fewer than %d more answers %d in %v", more, status, healthyBudget)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	seen(http.StatusOK, 6)
 	srv.stop()
-	time.Sleep(500 * time.Millisecond)
+	seen(http.StatusServiceUnavailable, 6)
 	srv.start()
-	time.Sleep(500 * time.Millisecond)
+	seen(http.StatusOK, 6)
 	close(stop)
 	wg.Wait()
 

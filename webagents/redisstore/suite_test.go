@@ -205,15 +205,16 @@ const clockSlack = time.Millisecond
 // interval apart from the first, which is at or after since, so the k-th
 // start is at or after since plus k intervals. A loaded machine only makes
 // starts later, never earlier: this fails only when starts come closer
-// than pacing allows (without pacing, they all come at once), and the gap
-// between two starts (a late one followed by one on time) is not checked.
+// than pacing allows (without pacing, they all come at once). The gap
+// between two starts is not checked: after a late start, the next one on
+// time comes sooner than interval.
 func checkSpacing(t *testing.T, since time.Time, starts []time.Time, interval time.Duration) {
 	t.Helper()
 	starts = slices.Clone(starts)
 	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
 	for k, s := range starts {
 		if early := since.Add(time.Duration(k)*interval - clockSlack).Sub(s); early > 0 {
-			t.Errorf("start %d of %d came %v after the first Wait, %v before its slot (%v apart)", k, len(starts), s.Sub(since), early, interval)
+			t.Errorf("start %d of %d came %v after the first Wait was called, %v before its slot (slots %v apart)", k, len(starts), s.Sub(since), early, interval)
 			return
 		}
 	}
