@@ -47,11 +47,14 @@ type Limiter struct {
 	// probeAt is, while Redis fails, when (Unix ns) the next call may try
 	// it again; calls before that fail (open or closed) at once.
 	probeAt atomic.Int64
+	// now is time.Now, or a test's clock for probeAt (pacing itself is on
+	// Redis's clock).
+	now func() time.Time
 }
 
 // NewLimiter returns a limiter keeping its state in rdb.
 func NewLimiter(rdb redis.UniversalClient, opts *LimiterOptions) *Limiter {
-	l := &Limiter{rdb: rdb, watches: watchesContext(rdb)}
+	l := &Limiter{rdb: rdb, watches: watchesContext(rdb), now: time.Now}
 	if opts != nil {
 		l.opts = *opts
 	}
@@ -109,7 +112,7 @@ func (l *Limiter) Wait(ctx context.Context, session string) error {
 		// do not wait OpTimeout for it each (with FailOpen, a batch of
 		// many operations would otherwise spend OpTimeout on each).
 		next := l.probeAt.Load()
-		now := time.Now().UnixNano()
+		now := l.now().UnixNano()
 		if now < next || !l.probeAt.CompareAndSwap(next, now+int64(l.opts.RetryAfter)) {
 			return l.unavailable()
 		}
@@ -124,7 +127,7 @@ func (l *Limiter) Wait(ctx context.Context, session string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		l.probeAt.Store(time.Now().Add(l.opts.RetryAfter).UnixNano())
+		l.probeAt.Store(l.now().Add(l.opts.RetryAfter).UnixNano())
 		l.out.fail(err)
 		return l.unavailable()
 	}

@@ -18,7 +18,7 @@ import (
 func TestCompleteAfterRedisLostReservation(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client(t)
-	s := NewStore(rdb, nil)
+	s := NewStore(rdb, &Options{OpTimeout: healthyBudget})
 	ctx := t.Context()
 	r := reservation("lost", "t1", time.Hour)
 	rec, err := s.Reserve(ctx, r)
@@ -56,7 +56,7 @@ func TestCompleteAfterRedisLostReservation(t *testing.T) {
 func TestStoreBoundsOneClient(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client(t)
-	s := NewStore(rdb, &Options{MaxClientReservations: 4})
+	s := NewStore(rdb, &Options{MaxClientReservations: 4, OpTimeout: healthyBudget})
 	ctx := t.Context()
 	first := reservation("q0", "t", time.Hour)
 	for i := range 3 {
@@ -98,7 +98,7 @@ func TestStoreBoundsOneClient(t *testing.T) {
 	require.NoError(t, err, "another client has its own share")
 	assert.Nil(t, rec)
 
-	unbounded := NewStore(rdb, &Options{Prefix: "unbounded", MaxClientReservations: -1})
+	unbounded := NewStore(rdb, &Options{Prefix: "unbounded", MaxClientReservations: -1, OpTimeout: healthyBudget})
 	for i := range 10 {
 		_, err := unbounded.Reserve(ctx, reservation(fmt.Sprint("u", i), "t", time.Hour))
 		require.NoError(t, err, "a negative bound is no bound")
@@ -109,7 +109,7 @@ func TestStoreBoundsOneClient(t *testing.T) {
 // session's queue will be short enough again.
 func TestLimiterRefusalSaysWhen(t *testing.T) {
 	srv := startRedis(t)
-	l := NewLimiter(srv.client(t), &LimiterOptions{Interval: time.Hour, MaxWait: time.Minute})
+	l := NewLimiter(srv.client(t), &LimiterOptions{Interval: time.Hour, MaxWait: time.Minute, OpTimeout: healthyBudget})
 	require.NoError(t, l.Wait(t.Context(), "session:x"))
 	err := l.Wait(t.Context(), "session:x")
 	var we *webagents.Error
@@ -129,7 +129,7 @@ func TestStoreBoundsClientBytes(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	const mib = 1 << 20
-	s := NewStore(rdb, &Options{MaxClientBytes: 3*mib + 10})
+	s := NewStore(rdb, &Options{MaxClientBytes: 3*mib + 10, OpTimeout: healthyBudget})
 	ctx := t.Context()
 	refused := func(r webagents.IdempotencyReservation) *webagents.Error {
 		t.Helper()

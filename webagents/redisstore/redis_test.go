@@ -92,14 +92,15 @@ func (s *redisServer) start() {
 	waitPing(s.t, s.addr())
 }
 
-// waitPing waits up to 10 s for the Redis at addr to answer PING.
+// waitPing waits up to healthyBudget for the Redis at addr to answer PING
+// (a loaded machine has taken over 10 s to start one).
 func waitPing(t testing.TB, addr string) {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(healthyBudget)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), healthyBudget)
 		err := rdb.Ping(ctx).Err()
 		cancel()
 		if err == nil {
@@ -122,6 +123,18 @@ func (s *redisServer) stop() {
 	s.cmd = nil
 }
 
+// healthyBudget is how long a test gives a healthy Redis to answer one
+// call: its clients' dial, read and write timeouts, and the OpTimeout of
+// the stores and limiters of the tests that are not about a slow Redis. It
+// is a test budget, not a latency claim: on a loaded 2-core machine under
+// -race a call to the local redis-server has taken over a second, and a
+// call that times out makes the store or limiter report Redis unavailable
+// (503), which such a test then reads as a failure. The tests about a
+// dead, slow or hung Redis set their own short OpTimeout, which bounds
+// each call before these timeouts do; a dial to a stopped server is
+// refused at once.
+const healthyBudget = 30 * time.Second
+
 // client returns a client of the server, closed with the test. Like
 // go-redis's default, it does not watch a call's context while it waits
 // (the store then bounds each call itself).
@@ -131,7 +144,7 @@ func (s *redisServer) client(t testing.TB) *redis.Client { return s.clientWith(t
 // to watches, closed with the test.
 func (s *redisServer) clientWith(t testing.TB, watches bool) *redis.Client {
 	rdb := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1, ContextTimeoutEnabled: watches,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
+		DialTimeout: healthyBudget, ReadTimeout: healthyBudget, WriteTimeout: healthyBudget})
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
 }

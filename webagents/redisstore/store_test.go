@@ -22,7 +22,7 @@ func TestStoreForeignRecord(t *testing.T) {
 	srv := startRedis(t)
 	rdb := srv.client(t)
 	var logs bytes.Buffer
-	s := NewStore(rdb, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := NewStore(rdb, &Options{OpTimeout: healthyBudget, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := t.Context()
 	for name, write := range map[string]func(key string) error{
 		"garbage string": func(key string) error { return rdb.Set(ctx, key, "not a record", time.Hour).Err() },
@@ -74,7 +74,7 @@ func TestReserveResentAfterLostReply(t *testing.T) {
 	proxy := newReplyDropper(t, srv.addr(), []byte("\r\nNX\r\n"))
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.addr, MaxRetries: 3, MinRetryBackoff: time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	s := NewStore(rdb, nil)
+	s := NewStore(rdb, &Options{OpTimeout: healthyBudget})
 	r := reservation("resent", "t1", time.Hour)
 	rec, err := s.Reserve(t.Context(), r)
 	require.NoError(t, err)

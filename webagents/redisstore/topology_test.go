@@ -44,7 +44,7 @@ func TestClusterSuite(t *testing.T) {
 	}
 	newClient := func(t *testing.T) redis.UniversalClient {
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1,
-			DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
+			DialTimeout: healthyBudget, ReadTimeout: healthyBudget, WriteTimeout: healthyBudget})
 		t.Cleanup(func() { rdb.Close() })
 		return rdb
 	}
@@ -52,13 +52,13 @@ func TestClusterSuite(t *testing.T) {
 	t.Run("store", func(t *testing.T) {
 		storeSuite(t, func(t *testing.T) webagents.IdempotencyStore {
 			n++
-			return NewStore(newClient(t), &Options{Prefix: fmt.Sprintf("suite%d", n)})
+			return NewStore(newClient(t), &Options{Prefix: fmt.Sprintf("suite%d", n), OpTimeout: healthyBudget})
 		})
 	})
 	t.Run("limiter", func(t *testing.T) {
 		limiterSuite(t, func(t *testing.T, interval, maxWait time.Duration) webagents.Limiter {
 			n++
-			return NewLimiter(newClient(t), &LimiterOptions{Interval: interval, MaxWait: maxWait, Prefix: fmt.Sprintf("suite%d", n)})
+			return NewLimiter(newClient(t), &LimiterOptions{Interval: interval, MaxWait: maxWait, Prefix: fmt.Sprintf("suite%d", n), OpTimeout: healthyBudget})
 		})
 	})
 
@@ -94,9 +94,10 @@ func TestSentinelFailover(t *testing.T) {
 	sentinel := startSentinel(t, master.port)
 
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "fleet", SentinelAddrs: []string{sentinel},
-		MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
+		MaxRetries: -1, DialTimeout: healthyBudget, ReadTimeout: healthyBudget, WriteTimeout: healthyBudget})
 	t.Cleanup(func() { rdb.Close() })
-	s := NewStore(rdb, &Options{OpTimeout: time.Second, CompleteRetry: time.Second})
+	// The dead master refuses at once; waitFor's context bounds each try.
+	s := NewStore(rdb, &Options{OpTimeout: healthyBudget, CompleteRetry: time.Second})
 	ctx := t.Context()
 
 	r := reservation("before-failover", "t1", time.Hour)
