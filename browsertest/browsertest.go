@@ -30,9 +30,9 @@ var ErrNoNativePort = errors.New("browsertest: the native port goes to Options.H
 
 // FindChromium returns the browser executable to use: path when it is not
 // empty, else $AGENTBRIDGE_CHROMIUM ([ChromiumEnv]), else the first of
-// chromium, chromium-browser, google-chrome and google-chrome-stable found
-// on PATH. Branded Google Chrome ignores --load-extension since version
-// 137: use Chromium.
+// chromium and chromium-browser found on PATH. Branded Google Chrome
+// ignores --load-extension since version 137, so it is never picked from
+// PATH; Chrome for Testing, which loads extensions, can be named by path.
 func FindChromium(path string) (string, error) { return ibt.FindChromium(path) }
 
 // SkipWithoutChromium returns the Chromium executable [FindChromium]("")

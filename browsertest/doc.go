@@ -42,9 +42,9 @@
 // none is found, and fails it instead when the environment variable CI is
 // set, so that a CI job without a browser cannot pass by skipping. The
 // browser is [FindChromium]'s: [Options.Chromium], else $AGENTBRIDGE_CHROMIUM,
-// else chromium, chromium-browser, google-chrome or google-chrome-stable on
-// PATH (Debian's package is chromium). Branded Google Chrome ignores
-// --load-extension since version 137.
+// else chromium or chromium-browser on PATH (Debian's package is
+// chromium). Branded Google Chrome ignores --load-extension since version
+// 137, so it is never picked from PATH: a machine with only Chrome skips.
 //
 // # Cleanup
 //

@@ -75,6 +75,12 @@ func TestFindChromium(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 	})
+	t.Run("branded Chrome on PATH is not picked", func(t *testing.T) {
+		fakeChromium(t, "google-chrome") // PATH holds only it
+		t.Setenv(browsertest.ChromiumEnv, "")
+		_, err := browsertest.FindChromium("")
+		require.ErrorIs(t, err, browsertest.ErrChromiumNotFound, "Chrome ignores --load-extension: the tests must skip, not fail")
+	})
 	t.Run("missing", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
 		t.Setenv(browsertest.ChromiumEnv, "")

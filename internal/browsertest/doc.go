@@ -38,9 +38,9 @@
 // # Finding Chromium
 //
 // FindChromium takes an explicit path, else $AGENTBRIDGE_CHROMIUM, else the
-// first of chromium, chromium-browser, google-chrome and
-// google-chrome-stable on PATH. Debian's package is chromium. Branded
-// Google Chrome ignores --load-extension since version 137.
+// first of chromium and chromium-browser on PATH. Debian's package is
+// chromium. Branded Google Chrome ignores --load-extension since version
+// 137, so it is never picked from PATH.
 //
 // # Processes
 //

@@ -15,14 +15,17 @@ const ChromiumEnv = "AGENTBRIDGE_CHROMIUM"
 // browser executable can be found.
 var ErrChromiumNotFound = errors.New("browsertest: Chromium not found")
 
-// chromiumNames are the executables looked up on PATH, in order.
-var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+// chromiumNames are the executables looked up on PATH, in order. Branded
+// Google Chrome is not among them: it ignores --load-extension since
+// version 137, so a machine with only Chrome would run the browser tests
+// and fail them, where it should skip them with the hint below.
+var chromiumNames = []string{"chromium", "chromium-browser"}
 
 // FindChromium returns the browser executable to use: path when it is not
-// empty, else $AGENTBRIDGE_CHROMIUM, else the first of chromium,
-// chromium-browser, google-chrome and google-chrome-stable found on PATH.
-// Branded Google Chrome ignores --load-extension since version 137, so
-// Chromium is what the harness is for.
+// empty, else $AGENTBRIDGE_CHROMIUM, else the first of chromium and
+// chromium-browser found on PATH. Branded Google Chrome ignores
+// --load-extension since version 137, so it is never picked on its own;
+// Chrome for Testing, which loads extensions, can be named by path.
 func FindChromium(path string) (string, error) {
 	if path == "" {
 		path = os.Getenv(ChromiumEnv)
