@@ -72,9 +72,8 @@ type Hub struct {
 	eventsActive bool
 
 	wg     sync.WaitGroup     // every goroutine the hub started, and active handlers
-	ctx    context.Context    // the hub's lifetime: reply turns run in it
+	ctx    context.Context    // the hub's lifetime, done once Close has begun: reply turns run in it
 	cancel context.CancelFunc // ends ctx, in Close
-	done   chan struct{}      // closed by Close
 	once   sync.Once
 }
 
@@ -136,7 +135,6 @@ func NewHub(token string, opts *HubOptions) (*Hub, error) {
 		calls:     map[string]*pendingCall{},
 		approvals: map[string]*pendingApproval{},
 		turns:     map[*Turn]struct{}{},
-		done:      make(chan struct{}),
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if p, err := strconv.Atoi(port); err == nil {
@@ -309,7 +307,7 @@ func (h *Hub) WaitConnected(ctx context.Context) error {
 			if h.Connected() {
 				return nil
 			}
-		case <-h.done:
+		case <-h.ctx.Done(): // Close
 			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
@@ -398,7 +396,7 @@ func (h *Hub) drainingForLocked(ctx context.Context) bool {
 		return false
 	}
 	select {
-	case <-h.done: // Close
+	case <-h.ctx.Done(): // Close
 		return false
 	default:
 	}
@@ -421,8 +419,7 @@ func (h *Hub) Close() error {
 	h.beginClose()
 	var err error
 	h.once.Do(func() {
-		close(h.done)
-		h.cancel()      // the reply turns
+		h.cancel()      // the hub's lifetime: the reply turns, and what waits on Close
 		h.cancelTurns() // and those of RunTurn
 		err = h.srv.Close()
 		// A listener from Listen that Serve never took.
